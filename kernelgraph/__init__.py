@@ -1,0 +1,63 @@
+"""kernelgraph: one small, real deep-learning engine with two front-ends.
+
+Eager (PyTorch names)::
+
+    import kernelgraph as kg
+    a = kg.tensor(15.0, requires_grad=True)
+    b = kg.tensor(20.0, requires_grad=True)
+    c = a * b
+    c.backward()            # a.grad == 20, b.grad == 15
+
+Static (TensorFlow 1 names)::
+
+    a = kg.placeholder(kg.float32)
+    b = kg.placeholder(kg.float32)
+    c = a * b
+    grads = kg.gradients(c, [a, b])
+    with kg.Session() as sess:
+        sess.run([c, grads], feed_dict={a: 15.0, b: 20.0})   # [300.0, [20.0, 15.0]]
+
+Both call the same ops (:mod:`kernelgraph.ops`), the same autodiff and the same numba kernels.
+"""
+
+from . import autograd, dtypes, errors, ops, trace
+from .dtypes import bool_, float32, float64, int32, int64
+from .eager import (
+    EagerNode, Tensor, arange, enable_grad, graph_of, is_grad_enabled, no_grad, ones,
+    set_grad_enabled, tensor, zeros,
+)
+from .graph import Graph, Node, get_default_graph, name_scope, reset_default_graph
+from .ops import (
+    abs, add, broadcast_to, cast, cross_entropy, div, equal, exp, greater, greater_equal,
+    identity, less, less_equal, log, log_softmax, matmul, max, maximum, mean, minimum,
+    mse_loss, mul, neg, not_equal, ones_like, pow, relu, reshape, sigmoid, sign, softmax,
+    softmax_cross_entropy, sqrt, square, sub, sum, tanh, transpose, where, zeros_like,
+)
+from .static.gradients import gradients
+from .static.session import InteractiveSession, Session, get_default_session
+from .static.variables import (
+    Variable, constant, global_variables, global_variables_initializer, group, placeholder,
+    trainable_variables, variables_initializer,
+)
+
+# TF-style aliases for the same ops.
+reduce_sum, reduce_mean, reduce_max = sum, mean, max
+multiply, subtract, divide, negative = mul, sub, div, neg
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "EagerNode", "Graph", "InteractiveSession", "Node", "Session", "Tensor", "Variable",
+    "abs", "add", "arange", "autograd", "bool_", "broadcast_to", "cast", "constant",
+    "cross_entropy", "div", "divide", "dtypes", "enable_grad", "equal", "errors", "exp",
+    "float32", "float64", "get_default_graph", "get_default_session", "global_variables",
+    "global_variables_initializer", "gradients", "graph_of", "greater", "greater_equal",
+    "group", "identity", "int32", "int64", "is_grad_enabled", "less", "less_equal", "log",
+    "log_softmax", "matmul", "max", "maximum", "mean", "minimum", "mse_loss", "mul",
+    "multiply", "name_scope", "neg", "negative", "no_grad", "not_equal", "ones", "ones_like",
+    "ops", "placeholder", "pow", "reduce_max", "reduce_mean", "reduce_sum", "relu",
+    "reset_default_graph", "reshape", "set_grad_enabled", "sigmoid", "sign", "softmax",
+    "softmax_cross_entropy", "sqrt", "square", "sub", "subtract", "sum", "tanh", "tensor",
+    "trace", "trainable_variables", "transpose", "variables_initializer", "where", "zeros",
+    "zeros_like",
+]

@@ -1,0 +1,69 @@
+"""Reverse-mode differentiation over the IR, shared by eager ``backward()`` and static
+``gradients()``.
+
+The walk is the same in both modes: visit the nodes between the outputs and the inputs in
+reverse creation order (creation order is a topological order), call each op's gradient
+rule, bring each input gradient back to that input's shape when broadcasting stretched it
+(``sum_to_like``), and add up gradients that reach one input along several paths. A *mode*
+object says how to read a value, whether an input needs a gradient, and what a gradient is
+keyed by; the gradient rules themselves use the public ops, so in eager mode they compute and
+in static mode they add nodes.
+"""
+
+from __future__ import annotations
+
+from . import trace
+from .ops import add, sum_to_like
+from .ops.shapes import known
+
+
+class Mode:
+    """How one front-end exposes its graph to :func:`propagate` (see subclasses)."""
+
+    def value(self, x):  # the value a gradient rule receives for input/output x
+        raise NotImplementedError
+
+    def needs(self, x) -> bool:  # does input x want a gradient?
+        raise NotImplementedError
+
+    def key(self, x):  # what gradients for input x are gathered under (a node or a leaf)
+        raise NotImplementedError
+
+    def same_shape(self, g, x) -> bool:
+        raise NotImplementedError
+
+    def on_gradient(self, key, g):  # hooks, retain_grad, trace; may replace g
+        return g
+
+
+def propagate(order, grads: dict, mode: Mode) -> dict:
+    """Run gradient rules for ``order`` (nodes, latest first), starting from ``grads``
+    (``{id(key): (key, gradient)}``); returns the same dict holding every gradient reached."""
+    tracing = trace.active
+    for node in order:
+        entry = grads.pop(id(node), None)
+        if entry is None:
+            continue
+        g = mode.on_gradient(node, entry[1])
+        if tracing:
+            trace.emit("gradient", node=node, grad=g)
+        rule = node.op.grad
+        if rule is None:
+            continue  # not differentiable (comparisons, sign ...): no gradient flows
+        inputs = node.inputs
+        needs = tuple(mode.needs(x) for x in inputs)
+        values = [mode.value(x) for x in inputs]
+        in_grads = rule(g, mode.value(node), needs, node.attrs, *values)
+        for x, value, need, gx in zip(inputs, values, needs, in_grads):
+            if not need or gx is None:
+                continue
+            if not mode.same_shape(gx, value):
+                gx = sum_to_like(gx, value)
+            k = mode.key(x)
+            prev = grads.get(id(k))
+            grads[id(k)] = (k, gx if prev is None else add(prev[1], gx))
+    return grads
+
+
+def static_same_shape(g, x) -> bool:
+    return known(g.shape) and g.shape == x.shape

@@ -1,0 +1,135 @@
+"""TensorFlow 1 spellings over kernelgraph's static mode.
+
+Classic TF1 tutorial code runs with only its import changed::
+
+    import kernelgraph.compat.v1 as tf
+    tf.disable_v2_behavior()
+    a = tf.placeholder(tf.float32)
+    b = tf.placeholder(tf.float32)
+    c = tf.multiply(a, b)
+    with tf.Session() as sess:
+        print(sess.run([c], feed_dict={a: [15.0], b: [20.0]}))   # [array([300.], ...)]
+"""
+
+from __future__ import annotations
+
+import types
+
+import numpy as np
+
+from .. import errors, ops
+from ..dtypes import as_dtype, bool_, float32, float64, int32, int64
+from ..graph import Graph, Node, get_default_graph, name_scope, reset_default_graph
+from ..static.gradients import gradients
+from ..static.session import InteractiveSession, Session, get_default_session
+from ..static.variables import (
+    Variable, constant, global_variables, global_variables_initializer, group, placeholder,
+    trainable_variables, variables_initializer,
+)
+
+bool = bool_  # noqa: A001 - tf.bool
+Tensor = Operation = Node
+DType = np.dtype
+
+add, subtract, multiply, divide, truediv = ops.add, ops.sub, ops.mul, ops.div, ops.div
+negative, pow, square, sqrt, exp, log = ops.neg, ops.pow, ops.square, ops.sqrt, ops.exp, ops.log
+abs, sign, maximum, minimum, where = ops.abs, ops.sign, ops.maximum, ops.minimum, ops.where
+tanh, sigmoid, matmul, identity = ops.tanh, ops.sigmoid, ops.matmul, ops.identity
+equal, not_equal, less, less_equal = ops.equal, ops.not_equal, ops.less, ops.less_equal
+greater, greater_equal = ops.greater, ops.greater_equal
+zeros_like, ones_like = ops.zeros_like, ops.ones_like
+initialize_all_variables = global_variables_initializer
+
+
+def _reduce(op):
+    def reduce(input_tensor, axis=None, keepdims=False, name=None, keep_dims=None):
+        if keep_dims is not None:
+            keepdims = keep_dims
+        return op(input_tensor, axis=axis, keepdims=bool_py(keepdims), name=name)
+    reduce.__name__ = f"reduce_{op.name}"
+    reduce.__doc__ = f"tf.reduce_{op.name}(input_tensor, axis=None, keepdims=False)"
+    return reduce
+
+
+def bool_py(x):
+    return True if x else False
+
+
+reduce_sum, reduce_mean, reduce_max = _reduce(ops.sum), _reduce(ops.mean), _reduce(ops.max)
+
+
+def reshape(tensor, shape, name=None):
+    return ops.reshape(tensor, shape=tuple(shape), name=name)
+
+
+def transpose(a, perm=None, name=None):
+    return ops.transpose(a, perm=None if perm is None else tuple(perm), name=name)
+
+
+def broadcast_to(input, shape, name=None):  # noqa: A002 - TF's argument name
+    return ops.broadcast_to(input, shape=tuple(shape), name=name)
+
+
+def cast(x, dtype, name=None):
+    return ops.cast(x, dtype=as_dtype(dtype), name=name)
+
+
+def zeros(shape, dtype=float32, name=None):
+    return constant(np.zeros(shape), dtype=dtype, name=name or "zeros")
+
+
+def ones(shape, dtype=float32, name=None):
+    return constant(np.ones(shape), dtype=dtype, name=name or "ones")
+
+
+def assign(ref, value, name=None):
+    return ref.assign(value, name=name)
+
+
+def assign_add(ref, value, name=None):
+    return ref.assign_add(value, name=name)
+
+
+def assign_sub(ref, value, name=None):
+    return ref.assign_sub(value, name=name)
+
+
+def _sparse_xent(_sentinel=None, labels=None, logits=None, name=None):
+    if _sentinel is not None:
+        raise ValueError("Only call `sparse_softmax_cross_entropy_with_logits` with named "
+                         "arguments (labels=..., logits=..., ...)")
+    return ops.softmax_cross_entropy(logits, labels, name=name)
+
+
+nn = types.SimpleNamespace(
+    relu=ops.relu, sigmoid=ops.sigmoid, tanh=ops.tanh,
+    softmax=lambda logits, axis=-1, name=None: ops.softmax(logits, axis=axis, name=name),
+    log_softmax=lambda logits, axis=-1, name=None: ops.log_softmax(logits, axis=axis,
+                                                                   name=name),
+    sparse_softmax_cross_entropy_with_logits=_sparse_xent,
+)
+losses = types.SimpleNamespace(
+    mean_squared_error=lambda labels, predictions: ops.mse_loss(predictions, labels),
+    sparse_softmax_cross_entropy=lambda labels, logits: ops.cross_entropy(logits, labels),
+)
+
+
+def disable_v2_behavior() -> None:
+    """Nothing to disable: kernelgraph's static mode is already TF1's graph mode."""
+
+
+disable_eager_execution = disable_v2_behavior
+
+__all__ = [
+    "DType", "Graph", "InteractiveSession", "Operation", "Session", "Tensor", "Variable",
+    "abs", "add", "assign", "assign_add", "assign_sub", "bool", "broadcast_to", "cast",
+    "constant", "disable_eager_execution", "disable_v2_behavior", "divide", "equal", "errors",
+    "exp", "float32", "float64", "get_default_graph", "get_default_session",
+    "global_variables", "global_variables_initializer", "gradients", "greater",
+    "greater_equal", "group", "identity", "initialize_all_variables", "int32", "int64",
+    "less", "less_equal", "log", "losses", "matmul", "maximum", "minimum", "multiply",
+    "name_scope", "negative", "nn", "not_equal", "ones", "ones_like", "placeholder", "pow",
+    "reduce_max", "reduce_mean", "reduce_sum", "reset_default_graph", "reshape", "sigmoid",
+    "sign", "sqrt", "square", "subtract", "tanh", "trainable_variables", "transpose",
+    "truediv", "variables_initializer", "where", "zeros", "zeros_like",
+]

@@ -1,0 +1,699 @@
+"""Eager mode: tensors that compute at once and record their graph, with PyTorch's names.
+
+>>> import kernelgraph as kg
+>>> a = kg.tensor(15.0, requires_grad=True)
+>>> b = kg.tensor(20.0, requires_grad=True)
+>>> c = a * b
+>>> c.backward()
+>>> c.item(), a.grad.item(), b.grad.item()
+(300.0, 20.0, 15.0)
+
+Every op on a tensor that requires grad records an :class:`EagerNode` (op, inputs, value),
+reachable from the result as ``c.grad_fn``; :func:`graph_of` lists the recorded nodes and
+edges. While a trace listener is attached every op is recorded, so widgets can draw the
+whole computation.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import time
+import weakref
+
+import numpy as np
+
+from . import autodiff, operators, trace
+from . import dtypes as D
+from .errors import ShapeError
+from .graph import Node, _sequence, shape_str, user_location
+from . import ops as O
+from .ops import registry
+
+ndarray = np.ndarray
+_grad_enabled = True
+
+
+class EagerNode(Node):
+    """A node recorded by an eager op: ``op``, ``inputs`` (tensors or Python numbers),
+    ``attrs`` and the ``value`` it computed. Shape and dtype come from the value."""
+
+    __slots__ = ("value", "freed", "hooks", "retained")
+
+    @property
+    def shape(self):
+        return self.value.shape
+
+    @property
+    def dtype(self):
+        return self.value.dtype
+
+    @property
+    def name(self):
+        return f"{self.op.name}_{self.seq}"
+
+    @property
+    def graph(self):
+        return None
+
+    @property
+    def device(self):
+        return "cpu"
+
+    @property
+    def control_inputs(self):
+        return ()
+
+    @property
+    def next_functions(self):
+        """The nodes that made this node's inputs (PyTorch's ``grad_fn.next_functions``)."""
+        return tuple(x._node for x in self.inputs if type(x) is Tensor)
+
+    def __repr__(self):
+        return f"<{self.op.name} backward node #{self.seq}>"
+
+
+class Tensor:
+    """An eager tensor: a NumPy array plus autograd state (PyTorch semantics).
+
+    Make one with :func:`tensor`. Results of ops on tensors that require grad record the
+    node that made them (``grad_fn``), and ``backward()`` fills ``.grad`` of the leaves.
+    """
+
+    __slots__ = ("data", "requires_grad", "grad", "_node", "_hooks", "__weakref__")
+    __array_priority__ = 100  # so ndarray + Tensor calls Tensor.__radd__
+
+    # -- properties ----------------------------------------------------------------------------
+    @property
+    def shape(self) -> tuple:
+        return self.data.shape
+
+    @property
+    def dtype(self):
+        return self.data.dtype
+
+    @property
+    def ndim(self) -> int:
+        return self.data.ndim
+
+    @property
+    def device(self) -> str:
+        return "cpu"
+
+    @property
+    def is_leaf(self) -> bool:
+        return self._node is None
+
+    @property
+    def grad_fn(self):
+        return self._node
+
+    @property
+    def T(self):  # noqa: N802 - PyTorch's name
+        return O.transpose(self)
+
+    def size(self, dim=None):
+        return self.shape if dim is None else self.shape[dim]
+
+    def numel(self) -> int:
+        return self.data.size
+
+    def dim(self) -> int:
+        return self.data.ndim
+
+    def __len__(self):
+        if self.data.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self.data.shape[0]
+
+    # -- conversion ----------------------------------------------------------------------------
+    def numpy(self) -> np.ndarray:
+        """The values as a NumPy array (shares memory, as in PyTorch)."""
+        if self.requires_grad:
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. "
+                               "Use tensor.detach().numpy() instead.")
+        return self.data
+
+    def item(self):
+        if self.data.size != 1:
+            raise RuntimeError(f"a Tensor with {self.data.size} elements cannot be converted "
+                               "to Scalar")
+        return self.data.item()
+
+    def tolist(self):
+        return self.data.tolist()
+
+    def __float__(self):
+        return float(self.item())
+
+    def __int__(self):
+        return int(self.item())
+
+    def __bool__(self):
+        if self.data.size != 1:
+            raise RuntimeError(f"Boolean value of Tensor with {self.data.size} elements is "
+                               "ambiguous")
+        return bool(self.data.item())
+
+    def __array__(self, dtype=None, copy=None):
+        arr = self.data
+        return arr if dtype is None else arr.astype(dtype)
+
+    def detach(self) -> Tensor:
+        """The same values, cut off from the graph (shares memory)."""
+        return _wrap(self.data)
+
+    def requires_grad_(self, requires_grad: bool = True) -> Tensor:
+        if requires_grad and self.data.dtype not in D.FLOATS:
+            raise RuntimeError("Only Tensors of floating point and complex dtype can require "
+                               "gradients")
+        if not requires_grad and self._node is not None:
+            raise RuntimeError("you can only change requires_grad flags of leaf variables.")
+        self.requires_grad = requires_grad
+        return self
+
+    def to(self, dtype) -> Tensor:
+        return O.cast(self, dtype=D.as_dtype(dtype))
+
+    def float(self) -> Tensor:
+        return self.to(D.float32)
+
+    def double(self) -> Tensor:
+        return self.to(D.float64)
+
+    def long(self) -> Tensor:
+        return self.to(D.int64)
+
+    def int(self) -> Tensor:
+        return self.to(D.int32)
+
+    def __repr__(self):
+        body = np.array2string(self.data, separator=", ", prefix="tensor(")
+        extra = ""
+        if self.data.dtype not in (D.float32, D.int64, D.bool_):
+            extra += f", dtype=kg.{self.data.dtype.name}"
+        if self._node is not None and self.requires_grad:
+            extra += f", grad_fn=<{self._node.op.name}>"
+        elif self.requires_grad:
+            extra += ", requires_grad=True"
+        return f"tensor({body}{extra})"
+
+    __hash__ = object.__hash__  # == is elementwise, as in PyTorch; identity hashing
+
+    # -- autograd ------------------------------------------------------------------------------
+    def backward(self, grad=None, retain_graph: bool = False, create_graph: bool = False):
+        """Accumulate d(self)/d(leaf) into ``leaf.grad`` for every leaf that requires grad."""
+        backward(self, grad, retain_graph=retain_graph, create_graph=create_graph)
+
+    def retain_grad(self) -> None:
+        """Keep ``.grad`` for this non-leaf tensor after backward (leaves always keep it)."""
+        if not self.requires_grad:
+            raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+        if self._node is not None:
+            self._node.retained = weakref.ref(self)
+
+    def register_hook(self, fn):
+        """Call ``fn(grad)`` when this tensor's gradient is computed; a returned tensor
+        replaces the gradient. Returns a handle with ``.remove()``."""
+        if not self.requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require "
+                               "gradient")
+        if self._node is not None:
+            if self._node.hooks is None:
+                self._node.hooks = []
+            hooks = self._node.hooks
+        else:
+            if self._hooks is None:
+                self._hooks = []
+            hooks = self._hooks
+        hooks.append(fn)
+        return _HookHandle(hooks, fn)
+
+
+class _HookHandle:
+    def __init__(self, hooks, fn):
+        self._hooks, self._fn = hooks, fn
+
+    def remove(self):
+        if self._fn in self._hooks:
+            self._hooks.remove(self._fn)
+
+
+def _wrap(data, requires_grad=False) -> Tensor:
+    t = Tensor.__new__(Tensor)
+    t.data = data
+    t.requires_grad = requires_grad
+    t.grad = None
+    t._node = None
+    t._hooks = None
+    return t
+
+
+def tensor(data, dtype=None, requires_grad: bool = False) -> Tensor:
+    """A new leaf tensor holding a copy of ``data`` (a number, nested list, or array).
+
+    Python floats become float32 and ints int64 (PyTorch's defaults); arrays keep their dtype.
+
+    >>> import kernelgraph as kg
+    >>> kg.tensor([[1, 2], [3, 4]]).dtype.name, kg.tensor(2.5).dtype.name
+    ('int64', 'float32')
+    """
+    if isinstance(data, Tensor):
+        data = data.data
+    if isinstance(data, Node):
+        raise TypeError(f"kg.tensor() got the graph node '{data.name}'; graph nodes have no "
+                        "value until a Session runs them")
+    try:
+        arr = np.array(data, copy=True)
+    except (ValueError, TypeError) as e:
+        raise ValueError(f"kg.tensor expects a number, an array, or a nested list of numbers "
+                         f"with equal lengths: {e}") from None
+    if dtype is not None:
+        dt = D.as_dtype(dtype)
+    elif arr.dtype.kind == "f":
+        dt = arr.dtype if isinstance(data, np.ndarray | np.generic) else D.DEFAULT_FLOAT
+        dt = D.as_dtype(dt) if dt in D.SUPPORTED else D.DEFAULT_FLOAT
+    elif arr.dtype.kind in "iu":
+        dt = D.as_dtype(arr.dtype) if arr.dtype in D.SUPPORTED else D.DEFAULT_INT
+    elif arr.dtype.kind == "b":
+        dt = D.bool_
+    else:
+        raise TypeError(f"kg.tensor cannot hold values of type {arr.dtype} "
+                        f"(from {type(data).__name__}); expected numbers")
+    t = _wrap(arr.astype(dt, copy=False))
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
+# -- running ops ---------------------------------------------------------------------------------
+def _value(a):
+    t = type(a)
+    if t is Tensor:
+        return a.data
+    if t is ndarray or t is float or t is int or t is bool:
+        return a
+    if isinstance(a, Node):
+        raise TypeError(f"cannot mix the graph node '{a.name}' with eager tensors; run the "
+                        "graph in a Session first, or build everything in one mode")
+    if isinstance(a, list | tuple | np.generic):
+        return np.asarray(a)
+    raise TypeError(f"expected a kg.Tensor or a number, got {type(a).__name__}")
+
+
+def _explain(op, args, attrs, error):
+    """Turn a kernel's error into one that names the op, the shapes and dtypes."""
+    shapes_ = [np.shape(_value(a)) for a in args]
+    dts = [getattr(_value(a), "dtype", None) for a in args]
+    try:
+        infer_dts = [D.as_dtype(d) if d is not None else D.scalar_dtype(a)
+                     for d, a in zip(dts, args)]
+        op.infer(shapes_, infer_dts, attrs)
+    except (ShapeError, TypeError) as e:
+        return type(e)(f"{op.name}: {e}" if not str(e).startswith(op.name) else str(e))
+    except Exception:  # noqa: BLE001 - fall through to the kernel's own message
+        pass
+    described = ", ".join(f"{shape_str(s)} {d.name if d is not None else 'scalar'}"
+                          for s, d in zip(shapes_, dts))
+    return type(error)(f"{op.name} failed on inputs {described}: {error}")
+
+
+def apply(op, args, attrs) -> Tensor:
+    """Run ``op`` now on eager tensors (the eager front-end of every op)."""
+    if "name" in attrs:
+        attrs = {k: v for k, v in attrs.items() if k != "name"}
+    values = [_value(a) for a in args]
+    if not any(type(a) is Tensor for a in args) and values and not isinstance(values[0],
+                                                                             ndarray):
+        values[0] = tensor(values[0]).data  # kg.add(1.0, 2.0): the first number is a tensor
+    start = time.perf_counter() if trace.active else 0.0
+    try:
+        out = op.forward(*values, **attrs)
+    except Exception as e:  # noqa: BLE001 - re-raised with the op's shapes named
+        raise _explain(op, args, attrs, e) from None
+    result = _wrap(out)
+    if _grad_enabled and op.grad is not None:
+        for a in args:
+            if type(a) is Tensor and a.requires_grad:
+                _record(op, args, attrs, result)
+                result.requires_grad = True
+                break
+    if trace.active:
+        _trace(op, args, attrs, result, start)
+    return result
+
+
+def _record(op, args, attrs, result):
+    node = EagerNode.__new__(EagerNode)
+    node.op = op
+    node.inputs = args
+    node.attrs = attrs
+    node.value = result.data
+    node.seq = next(_sequence)
+    node.freed = False
+    node.hooks = None
+    node.retained = None
+    node.location = None
+    result._node = node
+    return node
+
+
+def _trace(op, args, attrs, result, start):
+    elapsed = time.perf_counter() - start
+    # While someone watches, every op is recorded (not only those that need gradients), so
+    # the whole computation can be drawn; requires_grad is left as it was.
+    node = result._node or _record(op, args, attrs, result)
+    node.location = user_location(3)
+    trace.emit("node_added", node=node, mode="eager", location=node.location)
+    trace.emit("node_executed", node=node, mode="eager", seconds=elapsed)
+
+
+def _binary(op):
+    """Python operator ``x <op> y`` for a Tensor on the left: the eager hot path."""
+    forward = op.forward
+
+    def method(x, y):
+        ty = type(y)
+        if ty is Tensor:
+            yv, need = y.data, x.requires_grad or y.requires_grad
+        elif ty is float or ty is int:
+            yv, need = y, x.requires_grad
+        else:
+            return apply(op, (x, y), {})
+        if trace.active:
+            return apply(op, (x, y), {})
+        try:
+            out = forward(x.data, yv)
+        except Exception as e:  # noqa: BLE001
+            raise _explain(op, (x, y), {}, e) from None
+        t = Tensor.__new__(Tensor)
+        t.data = out
+        t.grad = None
+        t._hooks = None
+        t._node = None
+        if need and _grad_enabled:
+            _record(op, (x, y), None, t)
+            t.requires_grad = True
+        else:
+            t.requires_grad = False
+        return t
+
+    return method
+
+
+# The registry dispatches here for eager tensors and for calls with no tensor at all.
+registry.FRONTENDS[Tensor] = apply
+registry.DEFAULT_FRONTEND[:] = [apply]
+
+
+# -- backward ------------------------------------------------------------------------------------
+_FREED = ("Trying to backward through the graph a second time (or directly access saved "
+          "tensors after they have already been freed). Saved intermediate values of the "
+          "graph are freed when you call .backward() or autograd.grad(). Specify "
+          "retain_graph=True if you need to backward through the graph a second time or if "
+          "you need to access saved tensors after calling backward.")
+
+
+class _EagerMode(autodiff.Mode):
+    """Eager tensors as autodiff sees them: values are arrays (or tensors when building a
+    differentiable backward graph), and gradients gather under nodes and leaf tensors."""
+
+    def __init__(self, create_graph):
+        self.create_graph = create_graph
+
+    def value(self, x):
+        if type(x) is Tensor:
+            return x if self.create_graph else x.data
+        if type(x) is EagerNode:
+            return _wrap(x.value) if self.create_graph else x.value
+        return x
+
+    def needs(self, x):
+        return type(x) is Tensor and x.requires_grad
+
+    def key(self, x):
+        return x._node if x._node is not None else x
+
+    def same_shape(self, g, x):
+        return g.shape == np.shape(x)
+
+    def on_gradient(self, node, g):
+        if node.hooks:
+            g = _run_hooks(node.hooks, g, self.create_graph)
+        if node.retained is not None:
+            owner = node.retained()
+            if owner is not None:
+                owner.grad = _as_grad(g, owner.grad, self.create_graph)
+        return g
+
+
+def _run_hooks(hooks, g, create_graph):
+    for hook in hooks:
+        replaced = hook(g if create_graph else _wrap(g))
+        if replaced is not None:
+            g = replaced if create_graph else _value(replaced)
+    return g
+
+
+def _as_grad(g, previous, create_graph):
+    if create_graph:
+        return g if previous is None else previous + g
+    if not g.flags.writeable:
+        g = g.copy()  # a broadcast view; .grad must be an array the user may change
+    if previous is None:
+        return _wrap(g)
+    return _wrap(np.add(previous.data, g))
+
+
+def _reachable(roots):
+    order, seen, stack = [], set(), [r for r in roots if r is not None]
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if node.freed:
+            raise RuntimeError(_FREED)
+        order.append(node)
+        for x in node.inputs:
+            if type(x) is Tensor and x._node is not None:
+                stack.append(x._node)
+    order.sort(key=lambda n: n.seq, reverse=True)
+    return order
+
+
+def backward(tensors, grad_tensors=None, retain_graph: bool = False,
+             create_graph: bool = False) -> None:
+    """``kg.autograd.backward``: accumulate gradients of ``tensors`` into the leaves."""
+    tensors = [tensors] if isinstance(tensors, Tensor) else list(tensors)
+    if grad_tensors is None or isinstance(grad_tensors, Tensor | ndarray | float | int):
+        grad_tensors = [grad_tensors] * len(tensors) if len(tensors) == 1 else (
+            [None] * len(tensors) if grad_tensors is None else [grad_tensors])
+    grads = {}
+    for i, (t, g) in enumerate(zip(tensors, grad_tensors)):
+        if not t.requires_grad:
+            raise RuntimeError(f"element {i} of tensors does not require grad and does not "
+                               "have a grad_fn")
+        if g is None:
+            if t.data.size != 1:
+                raise RuntimeError("grad can be implicitly created only for scalar outputs")
+            g = np.ones_like(t.data)
+        else:
+            g = np.asarray(_value(g), dtype=t.dtype)
+            if g.shape != t.shape:
+                raise RuntimeError(f"Mismatch in shape: grad_output[0] has a shape of "
+                                   f"{g.shape} and output[0] has a shape of {t.shape}.")
+        key = t._node if t._node is not None else t
+        g = _wrap(g) if create_graph else g
+        prev = grads.get(id(key))
+        grads[id(key)] = (key, g if prev is None else prev[1] + g)
+    order = _reachable([t._node for t in tensors])
+    mode = _EagerMode(create_graph)
+    with set_grad_enabled(create_graph):
+        autodiff.propagate(order, grads, mode)
+        for leaf, g in grads.values():
+            if type(leaf) is Tensor:
+                if leaf._hooks:
+                    g = _run_hooks(leaf._hooks, g, create_graph)
+                leaf.grad = _as_grad(g, leaf.grad, create_graph)
+    if not retain_graph:
+        for node in order:
+            node.freed = True
+
+
+def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
+         allow_unused=False):
+    """``kg.autograd.grad``: gradients of ``outputs`` w.r.t. ``inputs``, without touching
+    ``.grad``. Returns a tuple with one tensor per input."""
+    single = isinstance(inputs, Tensor)
+    inputs = [inputs] if single else list(inputs)
+    saved = [(x, x.grad) for x in inputs]
+    for x in inputs:
+        x.grad = None
+    hooks_off = [(x, x._hooks) for x in inputs]
+    try:
+        for x in inputs:
+            if x._node is not None:
+                x.retain_grad()
+        backward(outputs, grad_outputs, retain_graph=bool(retain_graph or create_graph),
+                 create_graph=create_graph)
+        result = tuple(x.grad for x in inputs)
+    finally:
+        for (x, old), (_, hooks) in zip(saved, hooks_off):
+            x.grad = old
+            x._hooks = hooks
+    if not allow_unused and any(r is None for r in result):
+        raise RuntimeError("One of the differentiated Tensors appears to not have been used "
+                           "in the graph. Set allow_unused=True if this is the desired "
+                           "behavior.")
+    return result
+
+
+# -- grad mode -----------------------------------------------------------------------------------
+class set_grad_enabled(contextlib.ContextDecorator):  # noqa: N801 - PyTorch's name
+    """Turn recording of the backward graph on or off inside a ``with`` block."""
+
+    def __init__(self, mode: bool):
+        global _grad_enabled
+        self.prev = _grad_enabled
+        self.mode = bool(mode)
+        _grad_enabled = self.mode
+
+    def __enter__(self):
+        global _grad_enabled
+        _grad_enabled = self.mode
+        return self
+
+    def __exit__(self, *exc):
+        global _grad_enabled
+        _grad_enabled = self.prev
+        return False
+
+
+class no_grad(contextlib.ContextDecorator):  # noqa: N801
+    """``with kg.no_grad():`` computes without recording gradients (also a decorator)."""
+
+    def __enter__(self):
+        global _grad_enabled
+        self.prev = _grad_enabled
+        _grad_enabled = False
+        return self
+
+    def __exit__(self, *exc):
+        global _grad_enabled
+        _grad_enabled = self.prev
+        return False
+
+
+class enable_grad(no_grad):  # noqa: N801
+    """Turn recording back on inside a ``no_grad`` block."""
+
+    def __enter__(self):
+        global _grad_enabled
+        self.prev = _grad_enabled
+        _grad_enabled = True
+        return self
+
+
+def is_grad_enabled() -> bool:
+    return _grad_enabled
+
+
+# -- inspection ----------------------------------------------------------------------------------
+def graph_of(*tensors) -> dict:
+    """The recorded graph behind ``tensors``: ``{'nodes': [...], 'edges': [(src, dst)]}``
+    with every node's id, op, shape, dtype and value, in creation order."""
+    nodes, edges, seen = [], [], {}
+    leaves = {}
+
+    def leaf_id(t):
+        if id(t) not in leaves:
+            leaves[id(t)] = (f"leaf_{len(leaves)}", t)
+        return leaves[id(t)][0]
+
+    stack = [t._node for t in tensors if t._node is not None]
+    while stack:
+        n = stack.pop()
+        if n.seq in seen:
+            continue
+        seen[n.seq] = n
+        for x in n.inputs:
+            if type(x) is Tensor:
+                if x._node is not None:
+                    stack.append(x._node)
+                    edges.append((x._node.name, n.name))
+                else:
+                    edges.append((leaf_id(x), n.name))
+    for lid, t in leaves.values():
+        nodes.append({"id": lid, "op": "leaf", "shape": t.shape, "dtype": t.dtype.name,
+                      "value": t.data, "requires_grad": t.requires_grad})
+    for n in sorted(seen.values(), key=lambda n: n.seq):
+        nodes.append({"id": n.name, "op": n.op.name, "shape": n.shape, "dtype": n.dtype.name,
+                      "value": n.value, "requires_grad": True})
+    return {"nodes": nodes, "edges": edges}
+
+
+# -- operators and methods -----------------------------------------------------------------------
+def _install_methods():
+    operators.install(Tensor, apply, binary=_binary, equality=True)
+    for name in ["exp", "log", "sqrt", "tanh", "sigmoid", "relu", "abs", "neg", "sign",
+                 "square", "matmul", "maximum", "minimum", "pow", "add", "sub", "mul", "div"]:
+        fn = getattr(O, name)
+        setattr(Tensor, name, lambda self, *args, _fn=fn, **kw: _fn(self, *args, **kw))
+
+    def reduction(op):
+        @functools.wraps(op.forward)
+        def method(self, axis=None, keepdims=False, *, dim=None, keepdim=None):
+            axis = dim if dim is not None else axis
+            keepdims = keepdim if keepdim is not None else keepdims
+            return apply(op, (self,), {"axis": axis, "keepdims": keepdims})
+        return method
+
+    Tensor.sum = reduction(O.sum)
+    Tensor.mean = reduction(O.mean)
+    Tensor.max = reduction(O.max)
+    Tensor.softmax = lambda self, axis=-1, dim=None: O.softmax(
+        self, axis=axis if dim is None else dim)
+    Tensor.log_softmax = lambda self, axis=-1, dim=None: O.log_softmax(
+        self, axis=axis if dim is None else dim)
+    Tensor.reshape = lambda self, *shape: O.reshape(
+        self, shape=shape[0] if len(shape) == 1 and not isinstance(shape[0], int) else shape)
+    Tensor.view = Tensor.reshape
+
+    def transpose_method(self, dim0=None, dim1=None):
+        """Swap two dims (PyTorch); with no arguments, reverse all dims."""
+        if dim0 is None:
+            return O.transpose(self)
+        perm = list(range(self.ndim))
+        perm[dim0], perm[dim1] = perm[dim1], perm[dim0]
+        return O.transpose(self, perm=tuple(perm))
+
+    Tensor.transpose = transpose_method
+    Tensor.t = lambda self: O.transpose(self)
+    Tensor.permute = lambda self, *perm: O.transpose(
+        self, perm=tuple(perm[0]) if len(perm) == 1 else perm)
+    Tensor.broadcast_to = lambda self, shape: O.broadcast_to(self, shape=tuple(shape))
+    Tensor.expand = lambda self, *shape: O.broadcast_to(
+        self, shape=tuple(shape[0]) if len(shape) == 1 else shape)
+
+
+_install_methods()
+
+
+def zeros(*shape, dtype=None, requires_grad=False) -> Tensor:
+    """A tensor of zeros (float32 unless ``dtype``)."""
+    shape = tuple(shape[0]) if len(shape) == 1 and not isinstance(shape[0], int) else shape
+    return tensor(np.zeros(shape, D.as_dtype(dtype)), requires_grad=requires_grad)
+
+
+def ones(*shape, dtype=None, requires_grad=False) -> Tensor:
+    """A tensor of ones (float32 unless ``dtype``)."""
+    shape = tuple(shape[0]) if len(shape) == 1 and not isinstance(shape[0], int) else shape
+    return tensor(np.ones(shape, D.as_dtype(dtype)), requires_grad=requires_grad)
+
+
+def arange(*args, dtype=None) -> Tensor:
+    """Like ``torch.arange``: integers give int64, floats float32."""
+    arr = np.arange(*args)
+    return tensor(arr if dtype is None else arr.astype(D.as_dtype(dtype)))
+

@@ -1,0 +1,38 @@
+"""Error types, named as TensorFlow 1 names them, each also a familiar Python exception.
+
+Static-mode errors carry the node they happened in; their message ends with the user's
+line that created that node, so a failure at ``Session.run`` time points at its cause.
+"""
+
+from __future__ import annotations
+
+
+class OpError(Exception):
+    """An error tied to one graph node (``.node``), like ``tf.errors.OpError``."""
+
+    def __init__(self, message: str, node=None):
+        super().__init__(message)
+        self.node = node
+        self.message = message
+
+
+class InvalidArgumentError(OpError, ValueError):
+    """A value had the wrong shape, dtype or content for the op (unfed placeholder, ...)."""
+
+
+class FailedPreconditionError(OpError, RuntimeError):
+    """The graph is in a state that does not allow the op yet (an uninitialised variable)."""
+
+
+class ShapeError(ValueError):
+    """Shapes that cannot work together, detected when a node or eager op is created."""
+
+
+def where(node) -> str:
+    """'created at file:line' plus the source text, for error messages about ``node``."""
+    loc = getattr(node, "location", None)
+    if loc is None:
+        return ""
+    from .graph import describe_location
+
+    return "\n" + describe_location(loc)

@@ -1,0 +1,245 @@
+"""The one IR: nodes and graphs, name scopes, and where in the user's code a node was made.
+
+A :class:`Node` records its op, inputs, attributes, shape (dims may be ``None``), dtype,
+device, unique name and the user's source location. In static mode a node *is* the symbolic
+tensor a user holds (every op has one output), so ``c = a * b`` returns a Node of the
+default graph. Eager tensors point at an :class:`~kernelgraph.eager.EagerNode`, a Node
+subclass that also keeps the value it computed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import linecache
+import os
+import re
+import sys
+import threading
+
+from . import trace
+
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+_sequence = itertools.count()  # creation order; sorting by it is a topological order
+
+
+def user_location(depth: int = 1):
+    """(filename, line) of the nearest frame outside kernelgraph: the line that made a node."""
+    frame = sys._getframe(depth)
+    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR):
+        frame = frame.f_back
+    if frame is None:
+        return None
+    return (frame.f_code.co_filename, frame.f_lineno)
+
+
+def describe_location(loc) -> str:
+    """'  File "x.py", line 3:  c = a * b' -- with the notebook cell named when in IPython."""
+    filename, line = loc
+    text = linecache.getline(filename, line).strip()
+    shown = _cell_name(filename) or f'File "{filename}"'
+    return f"  {shown}, line {line}:  {text}" if text else f"  {shown}, line {line}"
+
+
+def _cell_name(filename: str):
+    ip = sys.modules.get("IPython")
+    shell = ip.get_ipython() if ip is not None and hasattr(ip, "get_ipython") else None
+    compiler = getattr(shell, "compile", None)
+    cache = getattr(compiler, "_filename_map", None)
+    if cache and filename in cache:
+        return f"Cell In[{cache[filename]}]"
+    return None
+
+
+class Node:
+    """A node of a graph, and in static mode the symbolic tensor it outputs.
+
+    >>> import kernelgraph as kg
+    >>> g = kg.Graph()
+    >>> with g.as_default():
+    ...     a = kg.placeholder(kg.float32, shape=[None, 3], name="a")
+    ...     b = kg.reduce_sum(a * 2.0, axis=1)
+    >>> b.shape, b.dtype.name, b.name
+    ((None,), 'float32', 'sum')
+    """
+
+    __slots__ = ("op", "inputs", "attrs", "shape", "dtype", "device", "name", "location",
+                 "graph", "seq", "control_inputs", "__weakref__")
+
+    # -- introspection -------------------------------------------------------------------------
+    @property
+    def ndim(self):
+        return None if self.shape is None else len(self.shape)
+
+    def get_shape(self):
+        """TF1 spelling of ``.shape``."""
+        return self.shape
+
+    @property
+    def type(self) -> str:
+        """The op's name, as TF1's ``tensor.op.type``."""
+        return self.op.name
+
+    def __repr__(self):
+        shape = "<unknown>" if self.shape is None else _shape_str(self.shape)
+        return f"<kg.Node '{self.name}' op={self.op.name} shape={shape} dtype={self.dtype.name}>"
+
+    # Static nodes are hashable by identity and never compare elementwise (as in TF1):
+    # that is what lets them be feed_dict keys. Use kg.equal for elementwise equality.
+    __hash__ = object.__hash__
+
+    def __bool__(self):
+        raise TypeError(
+            f"the truth value of graph node '{self.name}' is not known while the graph is being "
+            "built; use kg.cond for a data-dependent branch, or run it in a Session first"
+        )
+
+    def __iter__(self):
+        raise TypeError(f"graph node '{self.name}' is not iterable while the graph is built")
+
+    def eval(self, feed_dict=None, session=None):
+        """Run this node in ``session`` (or the default session), as TF1's ``Tensor.eval``."""
+        from .static.session import get_default_session
+
+        sess = session or get_default_session()
+        if sess is None:
+            raise ValueError("Cannot evaluate tensor using `eval()`: No default session is "
+                             "registered. Use `with sess.as_default()` or pass session=")
+        return sess.run(self, feed_dict)
+
+
+def _shape_str(shape) -> str:
+    if shape is None:
+        return "<unknown>"
+    inner = ", ".join("?" if d is None else str(d) for d in shape)
+    return f"({inner},)" if len(shape) == 1 else f"({inner})"
+
+
+shape_str = _shape_str
+
+
+class Graph:
+    """A static computation graph: nodes in creation order, unique names, name scopes.
+
+    >>> import kernelgraph as kg
+    >>> g = kg.Graph()
+    >>> with g.as_default():
+    ...     with kg.name_scope("layer"):
+    ...         w = kg.constant(1.0, name="w")
+    ...         w2 = kg.constant(2.0, name="w")
+    >>> [n.name for n in g.nodes]
+    ['layer/w', 'layer/w_1']
+    """
+
+    def __init__(self):
+        self.nodes: list[Node] = []
+        self._names: dict[str, int] = {}
+        self._scope: list[str] = []
+        self.variables: list = []  # kg.Variable objects, for global_variables_initializer
+        self.version = 0  # bumped on every change; sessions use it to invalidate plans
+
+    def as_default(self):
+        """Make this the graph that new nodes go into, inside a ``with`` block."""
+        return _default.push(self)
+
+    def unique_name(self, base: str, scoped: bool = True) -> str:
+        name = "/".join([*self._scope, base]) if scoped and self._scope else base
+        n = self._names.get(name)
+        if n is None:
+            self._names[name] = 1
+            return name
+        while f"{name}_{n}" in self._names:
+            n += 1
+        self._names[name] = n + 1
+        self._names[f"{name}_{n}"] = 1
+        return f"{name}_{n}"
+
+    @contextlib.contextmanager
+    def name_scope(self, name: str):
+        if not re.fullmatch(r"[A-Za-z0-9_.\-/]*", name or ""):
+            raise ValueError(f"'{name}' is not a valid scope name (letters, digits, _ . - /)")
+        name = name.rstrip("/")
+        if not name:
+            yield ""
+            return
+        full = self.unique_name(name)  # scopes are uniquified like TF1: 'layer', 'layer_1'
+        saved = self._scope
+        self._scope = full.split("/")
+        try:
+            yield full + "/"
+        finally:
+            self._scope = saved
+
+    def add_node(self, op, inputs, attrs, shape, dtype, name=None, location=None,
+                 control_inputs=(), cls=None):
+        node = Node.__new__(cls or Node)  # not cls.__new__: Variable builds itself through here
+        node.op = op
+        node.inputs = inputs
+        node.attrs = attrs
+        node.shape = shape
+        node.dtype = dtype
+        node.device = "cpu"
+        node.name = self.unique_name(name or op.name)
+        node.location = location
+        node.graph = self
+        node.seq = next(_sequence)
+        node.control_inputs = tuple(control_inputs)
+        self.nodes.append(node)
+        self.version += 1
+        if trace.active:
+            trace.emit("node_added", node=node, mode="static", location=location)
+        return node
+
+    def get_node(self, name: str) -> Node:
+        """The node called ``name`` (a trailing ':0', as TF1 writes tensor names, is accepted)."""
+        base = name[:-2] if name.endswith(":0") else name
+        for n in self.nodes:
+            if n.name == base:
+                return n
+        raise KeyError(f"The name '{name}' refers to a Tensor which does not exist in the graph")
+
+    get_tensor_by_name = get_node
+
+    def __len__(self):
+        return len(self.nodes)
+
+    def __repr__(self):
+        return f"<kg.Graph with {len(self.nodes)} nodes>"
+
+
+class _DefaultStack(threading.local):
+    def __init__(self):
+        self.stack: list[Graph] = []
+        self.root = Graph()
+
+    def get(self) -> Graph:
+        return self.stack[-1] if self.stack else self.root
+
+    @contextlib.contextmanager
+    def push(self, graph: Graph):
+        self.stack.append(graph)
+        try:
+            yield graph
+        finally:
+            self.stack.pop()
+
+
+_default = _DefaultStack()
+
+
+def get_default_graph() -> Graph:
+    """The graph new nodes are added to (TF1's ``tf.get_default_graph``)."""
+    return _default.get()
+
+
+def reset_default_graph() -> None:
+    """Replace the global default graph by an empty one (TF1's ``tf.reset_default_graph``)."""
+    if _default.stack:
+        raise AssertionError("Do not use tf.reset_default_graph() to clear nested graphs. "
+                             "Exit the `with graph.as_default()` block first.")
+    _default.root = Graph()
+
+
+def name_scope(name: str):
+    """Prefix the names of nodes created inside the block: ``with kg.name_scope('layer1'):``."""
+    return get_default_graph().name_scope(name)

@@ -1,0 +1,438 @@
+"""numba CPU kernels.
+
+Elementwise kernels are scalar functions that numba compiles into *real NumPy ufuncs*
+(:class:`UfuncKernel`): NumPy then does broadcasting, strides and dispatch (~230 ns a call,
+less than numba's own dispatcher), while the loop body is numba code. Loops are compiled per
+dtype on first use, because compiling every op for every dtype at import would take seconds.
+
+Reductions, matmul and the softmax family are ``@njit(cache=True)`` kernels over 2-D
+row-major views; their Python wrappers validate shapes first, so a kernel never reads out of
+bounds whatever a user passes.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numba
+import numpy as np
+from numba import njit, prange, vectorize
+
+ndarray = np.ndarray
+
+# Work below this many multiply-adds is not worth waking numba's thread pool for.
+PARALLEL_MIN_WORK = 1 << 18
+
+
+class UfuncKernel:
+    """A scalar function compiled by numba into one NumPy ufunc, with loops added per dtype.
+
+    ``by_dtype[dt]`` is the ufunc once a loop for dtype ``dt`` exists; callers look it up and
+    call ``compile(dt)`` on a miss. ``signature(dt)`` gives (input dtypes, output dtype).
+    """
+
+    __slots__ = ("name", "fn", "signature", "by_dtype", "_dufunc")
+
+    def __init__(self, name, fn, signature):
+        self.name = name
+        self.fn = fn
+        self.signature = signature
+        self.by_dtype: dict[np.dtype, np.ufunc] = {}
+        self._dufunc = None
+
+    def compile(self, dt: np.dtype) -> np.ufunc:
+        if self._dufunc is None:
+            self._dufunc = vectorize(cache=True)(self.fn)
+        ins, out = self.signature(dt)
+        sig = numba.from_dtype(out)(*[numba.from_dtype(d) for d in ins])
+        self._dufunc.add(sig)
+        self.by_dtype[dt] = self._dufunc.ufunc
+        return self._dufunc.ufunc
+
+    def __call__(self, *args):
+        """Convenience for tests: call with arrays that already share dtype ``args[-1].dtype``."""
+        dt = np.result_type(*args)
+        u = self.by_dtype.get(dt) or self.compile(dt)
+        return u(*args)
+
+
+_BOOL = np.dtype(np.bool_)
+
+
+def _same(n):
+    return lambda dt: ((dt,) * n, dt)
+
+
+def _compare(dt):
+    return ((dt, dt), _BOOL)
+
+
+def _where_sig(dt):
+    return ((_BOOL, dt, dt), dt)
+
+
+# -- scalar bodies --------------------------------------------------------------------------
+def _add(a, b): return a + b
+def _sub(a, b): return a - b
+def _mul(a, b): return a * b
+def _div(a, b): return a / b
+def _pow(a, b): return a ** b
+def _neg(a): return -a
+def _exp(a): return math.exp(a)
+def _log(a): return math.log(a) if a > 0 else (-math.inf if a == 0 else math.nan)
+def _sqrt(a): return math.sqrt(a) if a >= 0 else math.nan
+def _tanh(a): return math.tanh(a)
+def _abs(a): return abs(a)
+def _sign(a): return (a > 0) - (a < 0)
+def _relu(a): return a if a > 0 else 0
+def _eq(a, b): return a == b
+def _ne(a, b): return a != b
+def _lt(a, b): return a < b
+def _le(a, b): return a <= b
+def _gt(a, b): return a > b
+def _ge(a, b): return a >= b
+def _where(c, a, b): return a if c else b
+def _maximum(a, b): return a if (a >= b or a != a) else b
+def _minimum(a, b): return a if (a <= b or a != a) else b
+
+
+def _sigmoid(a):
+    # Two forms so that exp never overflows: exp(-a) for a >= 0, exp(a) otherwise.
+    if a >= 0:
+        return 1.0 / (1.0 + math.exp(-a))
+    e = math.exp(a)
+    return e / (1.0 + e)
+
+
+def _tanh_grad(y, g): return g * (1 - y * y)
+def _sigmoid_grad(y, g): return g * y * (1 - y)
+def _relu_grad(x, g): return g if x > 0 else 0
+
+
+add = UfuncKernel("add", _add, _same(2))
+sub = UfuncKernel("sub", _sub, _same(2))
+mul = UfuncKernel("mul", _mul, _same(2))
+div = UfuncKernel("div", _div, _same(2))
+pow = UfuncKernel("pow", _pow, _same(2))  # noqa: A001 - the op's name
+neg = UfuncKernel("neg", _neg, _same(1))
+exp = UfuncKernel("exp", _exp, _same(1))
+log = UfuncKernel("log", _log, _same(1))
+sqrt = UfuncKernel("sqrt", _sqrt, _same(1))
+tanh = UfuncKernel("tanh", _tanh, _same(1))
+sigmoid = UfuncKernel("sigmoid", _sigmoid, _same(1))
+relu = UfuncKernel("relu", _relu, _same(1))
+abs = UfuncKernel("abs", _abs, _same(1))  # noqa: A001
+sign = UfuncKernel("sign", _sign, _same(1))
+maximum = UfuncKernel("maximum", _maximum, _same(2))
+minimum = UfuncKernel("minimum", _minimum, _same(2))
+equal = UfuncKernel("equal", _eq, _compare)
+not_equal = UfuncKernel("not_equal", _ne, _compare)
+less = UfuncKernel("less", _lt, _compare)
+less_equal = UfuncKernel("less_equal", _le, _compare)
+greater = UfuncKernel("greater", _gt, _compare)
+greater_equal = UfuncKernel("greater_equal", _ge, _compare)
+where = UfuncKernel("where", _where, _where_sig)
+tanh_grad = UfuncKernel("tanh_grad", _tanh_grad, _same(2))
+sigmoid_grad = UfuncKernel("sigmoid_grad", _sigmoid_grad, _same(2))
+relu_grad = UfuncKernel("relu_grad", _relu_grad, _same(2))
+
+
+# -- reductions ------------------------------------------------------------------------------
+# A reduction over some axes is reshaped to one of two 2-D forms without copying when it can:
+# reducing the trailing axes of a C-contiguous array gives (outer, inner) "rows"; reducing
+# the leading axes gives "columns". Anything else is transposed into rows first (one copy).
+
+@njit(cache=True)
+def _sum_rows(a, acc):
+    for i in range(a.shape[0]):
+        s = acc[i]
+        for k in range(a.shape[1]):
+            s += a[i, k]
+        acc[i] = s
+
+
+@njit(cache=True, parallel=True)
+def _sum_rows_parallel(a, acc):
+    for i in prange(a.shape[0]):
+        s = acc[i]
+        for k in range(a.shape[1]):
+            s += a[i, k]
+        acc[i] = s
+
+
+@njit(cache=True)
+def _sum_cols(a, acc):
+    for i in range(a.shape[0]):
+        for k in range(a.shape[1]):
+            acc[k] += a[i, k]
+
+
+@njit(cache=True)
+def _max_rows(a, out):
+    for i in range(a.shape[0]):
+        m = a[i, 0]
+        for k in range(1, a.shape[1]):
+            v = a[i, k]
+            if v > m or v != v:
+                m = v
+                if m != m:
+                    break
+        out[i] = m
+
+
+@njit(cache=True)
+def _max_cols(a, out):
+    for k in range(a.shape[1]):
+        out[k] = a[0, k]
+    for i in range(1, a.shape[0]):
+        for k in range(a.shape[1]):
+            v = a[i, k]
+            if v > out[k] or v != v:
+                out[k] = v
+
+
+def normalize_axes(axis, ndim: int) -> tuple:
+    """Sorted positive axes to reduce; ``None`` means all. Raises for axes out of range."""
+    if axis is None:
+        return tuple(range(ndim))
+    axes = (axis,) if isinstance(axis, int | np.integer) else tuple(axis)
+    out = []
+    for a in axes:
+        if not isinstance(a, int | np.integer) or isinstance(a, bool):
+            raise TypeError(f"axis must be an int or a tuple of ints, got {axis!r}")
+        if not -ndim <= a < max(ndim, 1):
+            raise ValueError(f"axis {a} is out of range for a tensor of rank {ndim}")
+        out.append(int(a) % max(ndim, 1))
+    if len(set(out)) != len(out):
+        raise ValueError(f"axis {axis!r} names the same dimension twice")
+    return tuple(sorted(out))
+
+
+def reduced_shape(shape, axes, keepdims):
+    if keepdims:
+        return tuple(1 if i in axes else d for i, d in enumerate(shape))
+    return tuple(d for i, d in enumerate(shape) if i not in axes)
+
+
+def _as_2d(x: ndarray, axes):
+    """(2-D view, 'rows' or 'cols'): reduced axes become axis 1 for rows, axis 0 for cols."""
+    nd = x.ndim
+    nred = len(axes)
+    inner = 1
+    for a in axes:
+        inner *= x.shape[a]
+    outer = x.size // inner if inner else 0
+    if nd == 0:
+        return x.reshape(1, 1), "rows"
+    if axes == tuple(range(nd - nred, nd)):  # trailing axes
+        return np.ascontiguousarray(x).reshape(outer, inner), "rows"
+    if axes == tuple(range(nred)) and x.flags.c_contiguous:  # leading axes
+        return x.reshape(inner, outer), "cols"
+    keep = [i for i in range(nd) if i not in axes]
+    return np.ascontiguousarray(x.transpose(keep + list(axes))).reshape(outer, inner), "rows"
+
+
+def _accumulator(dt):
+    return np.float64 if dt.kind == "f" else np.int64
+
+
+def reduce_sum(x: ndarray, axis=None, keepdims=False) -> ndarray:
+    axes = normalize_axes(axis, x.ndim)
+    out_shape = reduced_shape(x.shape, axes, keepdims)
+    a2, form = _as_2d(x, axes)
+    if a2.dtype == _BOOL:
+        a2 = a2.astype(np.int64)
+    if form == "rows":
+        acc = np.zeros(a2.shape[0], _accumulator(x.dtype))
+        if a2.size >= PARALLEL_MIN_WORK and a2.shape[0] > 1:
+            _sum_rows_parallel(a2, acc)
+        else:
+            _sum_rows(a2, acc)
+    else:
+        acc = np.zeros(a2.shape[1], _accumulator(x.dtype))
+        _sum_cols(a2, acc)
+    out_dt = np.int64 if x.dtype == _BOOL else x.dtype
+    return acc.astype(out_dt, copy=False).reshape(out_shape)
+
+
+def reduce_mean(x: ndarray, axis=None, keepdims=False) -> ndarray:
+    axes = normalize_axes(axis, x.ndim)
+    count = 1
+    for a in axes:
+        count *= x.shape[a]
+    total = reduce_sum(x, axes, keepdims)
+    if not count:
+        return np.full_like(total, np.nan)
+    return np.asarray(np.divide(total, count, dtype=x.dtype))
+
+
+def reduce_max(x: ndarray, axis=None, keepdims=False) -> ndarray:
+    axes = normalize_axes(axis, x.ndim)
+    out_shape = reduced_shape(x.shape, axes, keepdims)
+    a2, form = _as_2d(x, axes)
+    if a2.size == 0:
+        raise ValueError(f"max of an empty tensor (shape {x.shape}) over axis {axis!r} has no "
+                         "value; reduce over a non-empty dimension")
+    if form == "rows":
+        out = np.empty(a2.shape[0], x.dtype)
+        _max_rows(a2, out)
+    else:
+        out = np.empty(a2.shape[1], x.dtype)
+        _max_cols(a2, out)
+    return out.reshape(out_shape)
+
+
+# -- matmul ----------------------------------------------------------------------------------
+@njit(cache=True)
+def _matmul_batched(a, b, out):
+    nb, m, kk = a.shape
+    n = b.shape[2]
+    for p in range(nb * m):
+        bi = p // m
+        i = p % m
+        row = out[bi, i]
+        row[:] = 0
+        for k in range(kk):
+            aik = a[bi, i, k]
+            brow = b[bi, k]
+            for j in range(n):
+                row[j] += aik * brow[j]
+
+
+@njit(cache=True, parallel=True)
+def _matmul_batched_parallel(a, b, out):
+    nb, m, kk = a.shape
+    n = b.shape[2]
+    for p in prange(nb * m):
+        bi = p // m
+        i = p % m
+        row = out[bi, i]
+        row[:] = 0
+        for k in range(kk):
+            aik = a[bi, i, k]
+            brow = b[bi, k]
+            for j in range(n):
+                row[j] += aik * brow[j]
+
+
+def matmul_shape(sa: tuple, sb: tuple) -> tuple:
+    """Output shape of ``a @ b`` for tensors of rank >= 2 (batch dims broadcast)."""
+    if len(sa) < 2 or len(sb) < 2:
+        raise ValueError(f"matmul expects tensors of rank >= 2, got shapes {sa} and {sb}")
+    if sa[-1] != sb[-2]:
+        raise ValueError(f"matmul: the inner dimensions differ: {sa} @ {sb} "
+                         f"({sa[-1]} != {sb[-2]})")
+    batch = np.broadcast_shapes(sa[:-2], sb[:-2])
+    return (*batch, sa[-2], sb[-1])
+
+
+def matmul(a: ndarray, b: ndarray) -> ndarray:
+    shape = matmul_shape(a.shape, b.shape)
+    batch = shape[:-2]
+    m, k, n = a.shape[-2], a.shape[-1], b.shape[-1]
+    nb = int(np.prod(batch, dtype=np.int64)) if batch else 1
+    if b.ndim == 2 and a.ndim > 2:  # fold a's batch into its rows: one big 2-D product
+        a3 = np.ascontiguousarray(a).reshape(1, nb * m, k)
+        b3 = np.ascontiguousarray(b).reshape(1, k, n)
+    else:
+        a3 = np.ascontiguousarray(np.broadcast_to(a, (*batch, m, k))).reshape(nb, m, k)
+        b3 = np.ascontiguousarray(np.broadcast_to(b, (*batch, k, n))).reshape(nb, k, n)
+    out = np.empty((a3.shape[0], a3.shape[1], n), a.dtype)
+    if nb * m * k * n >= PARALLEL_MIN_WORK and a3.shape[0] * a3.shape[1] > 1:
+        _matmul_batched_parallel(a3, b3, out)
+    else:
+        _matmul_batched(a3, b3, out)
+    return out.reshape(shape)
+
+
+# -- softmax family --------------------------------------------------------------------------
+@njit(cache=True)
+def _softmax_rows(x, out, log):
+    for i in range(x.shape[0]):
+        m = x[i, 0]
+        for k in range(1, x.shape[1]):
+            if x[i, k] > m:
+                m = x[i, k]
+        s = 0.0
+        for k in range(x.shape[1]):
+            s += math.exp(x[i, k] - m)
+        if log:
+            ls = math.log(s)
+            for k in range(x.shape[1]):
+                out[i, k] = x[i, k] - m - ls
+        else:
+            for k in range(x.shape[1]):
+                out[i, k] = math.exp(x[i, k] - m) / s
+
+
+def _rows_last(x: ndarray, axis: int):
+    axis = normalize_axes(axis, x.ndim)[0]
+    moved = np.moveaxis(x, axis, -1)
+    return np.ascontiguousarray(moved).reshape(-1, x.shape[axis]), moved.shape, axis
+
+
+def _softmax_like(x: ndarray, axis: int, log: bool) -> ndarray:
+    if x.ndim == 0:
+        raise ValueError("softmax needs a tensor of rank >= 1")
+    rows, moved_shape, ax = _rows_last(x, axis)
+    out = np.empty_like(rows)
+    if rows.size:
+        _softmax_rows(rows, out, log)
+    return np.moveaxis(out.reshape(moved_shape), -1, ax)
+
+
+def softmax(x: ndarray, axis: int = -1) -> ndarray:
+    return _softmax_like(x, axis, False)
+
+
+def log_softmax(x: ndarray, axis: int = -1) -> ndarray:
+    return _softmax_like(x, axis, True)
+
+
+@njit(cache=True)
+def _sparse_xent_rows(logits, labels, loss, grad, want_grad):
+    """Per-row -log softmax(logits)[label]; grad = softmax - onehot. Returns a bad label or -1."""
+    c = logits.shape[1]
+    for i in range(logits.shape[0]):
+        lab = labels[i]
+        if lab < 0 or lab >= c:
+            return i
+        m = logits[i, 0]
+        for k in range(1, c):
+            if logits[i, k] > m:
+                m = logits[i, k]
+        s = 0.0
+        for k in range(c):
+            s += math.exp(logits[i, k] - m)
+        ls = math.log(s)
+        loss[i] = ls + m - logits[i, lab]
+        if want_grad:
+            for k in range(c):
+                grad[i, k] = math.exp(logits[i, k] - m - ls)
+            grad[i, lab] -= 1.0
+    return -1
+
+
+def _check_xent(logits: ndarray, labels: ndarray):
+    if logits.ndim != 2:
+        raise ValueError(f"logits must have shape (batch, classes), got {logits.shape}")
+    if labels.shape != logits.shape[:1]:
+        raise ValueError(f"labels must have shape ({logits.shape[0]},) to match logits "
+                         f"{logits.shape}, got {labels.shape}")
+    if labels.dtype.kind not in "iu":
+        raise TypeError(f"labels must be integers (class indices), got {labels.dtype}")
+    if logits.shape[1] == 0:
+        raise ValueError("logits must have at least one class")
+
+
+def sparse_softmax_cross_entropy(logits, labels, want_grad=False):
+    _check_xent(logits, labels)
+    logits = np.ascontiguousarray(logits)
+    labels = np.ascontiguousarray(labels, dtype=np.int64)
+    loss = np.empty(logits.shape[0], logits.dtype)
+    grad = np.empty_like(logits) if want_grad else np.empty((0, 0), logits.dtype)
+    bad = _sparse_xent_rows(logits, labels, loss, grad, want_grad)
+    if bad >= 0:
+        raise ValueError(f"Received a label value of {labels[bad]} which is outside the valid "
+                         f"range of [0, {logits.shape[1]}) (row {bad})")
+    return (loss, grad) if want_grad else loss

@@ -1,0 +1,31 @@
+"""Which Python operators map to which ops; each front-end installs them on its tensor type.
+
+Graph nodes get no ``==``/``!=`` (TF1 keeps them as identity so nodes can be dict keys);
+eager tensors compare elementwise, as in PyTorch.
+"""
+
+from __future__ import annotations
+
+from . import ops
+
+BINARY = {"__add__": ops.add, "__sub__": ops.sub, "__mul__": ops.mul, "__truediv__": ops.div,
+          "__pow__": ops.pow, "__matmul__": ops.matmul, "__lt__": ops.less,
+          "__le__": ops.less_equal, "__gt__": ops.greater, "__ge__": ops.greater_equal}
+ELEMENTWISE_EQUALITY = {"__eq__": ops.equal, "__ne__": ops.not_equal}
+REFLECTED = {"__radd__": ops.add, "__rsub__": ops.sub, "__rmul__": ops.mul,
+             "__rtruediv__": ops.div, "__rpow__": ops.pow, "__rmatmul__": ops.matmul}
+UNARY = {"__neg__": ops.neg, "__abs__": ops.abs}
+
+
+def install(cls, apply, binary=None, equality=False):
+    """Give ``cls`` the Python operators, each calling ``apply(op, args, attrs)``; ``binary``
+    may supply a faster method factory for the plain binary operators."""
+    table = dict(BINARY, **(ELEMENTWISE_EQUALITY if equality else {}))
+    for name, op in table.items():
+        fast = binary(op) if binary is not None and name in ("__add__", "__sub__", "__mul__",
+                                                             "__truediv__", "__pow__") else None
+        setattr(cls, name, fast or (lambda x, y, _op=op: apply(_op, (x, y), {})))
+    for name, op in REFLECTED.items():
+        setattr(cls, name, lambda x, y, _op=op: apply(_op, (y, x), {}))
+    for name, op in UNARY.items():
+        setattr(cls, name, lambda x, _op=op: apply(_op, (x,), {}))

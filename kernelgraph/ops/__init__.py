@@ -1,0 +1,25 @@
+"""The op set. Every op is defined once (see :mod:`.registry`) and works in every mode."""
+
+from .elementwise import (
+    abs, add, cast, div, equal, exp, greater, greater_equal, identity, less, less_equal, log,
+    maximum, minimum, mul, neg, not_equal, ones_like, pow, relu, relu_grad, sigmoid,
+    sigmoid_grad, sign, sqrt, square, sub, tanh, tanh_grad, where, zeros_like,
+)
+from .linalg import matmul
+from .nn import (
+    cross_entropy, log_softmax, mse_loss, softmax, softmax_cross_entropy,
+    softmax_cross_entropy_grad,
+)
+from .reduce import broadcast_like, broadcast_reduced, max, mean, sum, sum_to_like
+from .registry import OPS, Op, define
+from .shape import broadcast_to, matrix_transpose, reshape, reshape_like, transpose
+
+__all__ = [
+    "OPS", "Op", "define", "abs", "add", "broadcast_like", "broadcast_reduced", "broadcast_to",
+    "cast", "cross_entropy", "div", "equal", "exp", "greater", "greater_equal", "identity",
+    "less", "less_equal", "log", "log_softmax", "matmul", "matrix_transpose", "max",
+    "maximum", "mean", "minimum", "mse_loss", "mul", "neg", "not_equal", "ones_like", "pow",
+    "relu", "relu_grad", "reshape", "reshape_like", "sigmoid", "sigmoid_grad", "sign",
+    "softmax", "softmax_cross_entropy", "softmax_cross_entropy_grad", "sqrt", "square", "sub",
+    "sum", "sum_to_like", "tanh", "tanh_grad", "transpose", "where", "zeros_like",
+]

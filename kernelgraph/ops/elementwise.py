@@ -1,0 +1,264 @@
+"""Elementwise ops: arithmetic, math functions, comparisons, ``where`` and ``cast``.
+
+All broadcast like NumPy. Dtypes: each op has a *compute* rule (``_arith``: bools count as
+int64; ``_floating``: integers become float32, as PyTorch does for ``exp`` or true
+division) applied after PyTorch-style promotion (:func:`kernelgraph.dtypes.promote`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import dtypes as D
+from ..kernels import cpu
+from . import shapes
+from .registry import define
+
+ndarray = np.ndarray
+
+
+def _arith(dt):
+    return D.int64 if dt is D.bool_ else dt
+
+
+def _floating(dt):
+    return dt if dt in D.FLOATS else D.float32
+
+
+def _any(dt):
+    return dt
+
+
+def _operand_dtype(values):
+    """The promoted dtype of arrays and weak Python scalars."""
+    arrays = [v.dtype for v in values if isinstance(v, ndarray)]
+    if not arrays:
+        scalar = [D.scalar_dtype(v) for v in values]
+        if None in scalar:
+            bad = next(v for v in values if D.scalar_dtype(v) is None)
+            raise TypeError(f"expected tensors or Python numbers, got {type(bad).__name__}")
+        arrays = scalar
+    dt = arrays[0]
+    for d in arrays[1:]:
+        dt = D.promote(dt, D.as_dtype(d))
+    for v in values:
+        if not isinstance(v, ndarray):
+            dt = D.promote_with_scalar(dt, v)
+    return D.as_dtype(dt)
+
+
+def _to(value, dt):
+    if isinstance(value, ndarray):
+        return value if value.dtype == dt else value.astype(dt)
+    return value if isinstance(value, float | int | bool) else np.asarray(value, dt)
+
+
+def _call_kernel(kernel, compute, values):
+    """The general path: promote, cast to the compute dtype, compile the loop if new, run."""
+    cd = compute(_operand_dtype(values))
+    args = [_to(v, cd) for v in values]
+    if not any(isinstance(a, ndarray) for a in args):
+        args[0] = np.asarray(args[0], cd)
+    u = kernel.by_dtype.get(cd) or kernel.compile(cd)
+    out = u(*args)
+    return out if type(out) is ndarray else np.asarray(out)
+
+
+def _unary_forward(kernel, compute):
+    by = kernel.by_dtype
+
+    def forward(x):
+        if type(x) is ndarray:  # fast path: a dtype the loop already exists for
+            u = by.get(x.dtype)
+            if u is not None:
+                out = u(x)
+                return out if type(out) is ndarray else np.asarray(out)
+        return _call_kernel(kernel, compute, (x,))
+
+    return forward
+
+
+def _binary_forward(kernel, compute):
+    by = kernel.by_dtype
+
+    def forward(x, y):
+        if type(x) is ndarray and type(y) is ndarray and x.dtype is y.dtype:
+            u = by.get(x.dtype)
+            if u is not None:
+                out = u(x, y)
+                return out if type(out) is ndarray else np.asarray(out)
+        return _call_kernel(kernel, compute, (x, y))
+
+    return forward
+
+
+def _unary_infer(compute, out=None):
+    def infer(shapes_, dtypes, attrs):
+        cd = compute(dtypes[0])
+        return shapes_[0], out or cd
+    return infer
+
+
+def _binary_infer(name, compute, out=None):
+    def infer(shapes_, dtypes, attrs):
+        cd = compute(D.promote(dtypes[0], dtypes[1]))
+        return shapes.broadcast(shapes_[0], shapes_[1], name), out or cd
+    return infer
+
+
+def unary(name, kernel, compute, grad, doc):
+    return define(name, _unary_forward(kernel, compute), _unary_infer(compute), grad,
+                  elementwise=True, doc=doc)
+
+
+def binary(name, kernel, compute, grad, doc, out=None):
+    return define(name, _binary_forward(kernel, compute), _binary_infer(name, compute, out),
+                  grad, elementwise=True, doc=doc)
+
+
+def _is_tensor(v):
+    return not isinstance(v, int | float | bool)
+
+
+# -- gradient rules: (g, out, needs, attrs, *inputs) -> one gradient (or None) per input -----
+def _add_grad(g, out, needs, attrs, x, y):
+    return g, g
+
+
+def _sub_grad(g, out, needs, attrs, x, y):
+    return g, (neg(g) if needs[1] else None)
+
+
+def _mul_grad(g, out, needs, attrs, x, y):
+    return (mul(g, y) if needs[0] else None), (mul(g, x) if needs[1] else None)
+
+
+def _div_grad(g, out, needs, attrs, x, y):
+    return ((div(g, y) if needs[0] else None),
+            (neg(div(mul(g, out), y)) if needs[1] else None))
+
+
+def _pow_grad(g, out, needs, attrs, x, y):
+    gx = gy = None
+    if needs[0]:
+        y_minus_1 = sub(y, 1) if _is_tensor(y) else y - 1
+        gx = mul(g, mul(y, pow(x, y_minus_1)))
+    if needs[1]:
+        gy = mul(g, mul(out, log(x)))
+    return gx, gy
+
+
+def _maximum_grad(g, out, needs, attrs, x, y):
+    take_x = greater_equal(x, y)  # ties go to x, as in TensorFlow
+    return ((where(take_x, g, 0) if needs[0] else None),
+            (where(take_x, 0, g) if needs[1] else None))
+
+
+def _minimum_grad(g, out, needs, attrs, x, y):
+    take_x = less_equal(x, y)
+    return ((where(take_x, g, 0) if needs[0] else None),
+            (where(take_x, 0, g) if needs[1] else None))
+
+
+add = binary("add", cpu.add, _arith, _add_grad, "x + y, broadcasting.")
+sub = binary("sub", cpu.sub, _arith, _sub_grad, "x - y, broadcasting.")
+mul = binary("mul", cpu.mul, _arith, _mul_grad, "x * y, broadcasting.")
+div = binary("div", cpu.div, _floating, _div_grad, "x / y (true division), broadcasting.")
+pow = binary("pow", cpu.pow, _arith, _pow_grad, "x ** y, broadcasting.")  # noqa: A001
+maximum = binary("maximum", cpu.maximum, _arith, _maximum_grad, "Elementwise max of x, y.")
+minimum = binary("minimum", cpu.minimum, _arith, _minimum_grad, "Elementwise min of x, y.")
+
+neg = unary("neg", cpu.neg, _arith, lambda g, out, needs, attrs, x: (neg(g),), "-x.")
+exp = unary("exp", cpu.exp, _floating, lambda g, out, needs, attrs, x: (mul(g, out),), "e**x.")
+log = unary("log", cpu.log, _floating, lambda g, out, needs, attrs, x: (div(g, x),),
+            "Natural logarithm (-inf at 0, nan below).")
+sqrt = unary("sqrt", cpu.sqrt, _floating,
+             lambda g, out, needs, attrs, x: (div(g, mul(out, 2.0)),), "Square root.")
+tanh = unary("tanh", cpu.tanh, _floating,
+             lambda g, out, needs, attrs, x: (tanh_grad(out, g),), "Hyperbolic tangent.")
+sigmoid = unary("sigmoid", cpu.sigmoid, _floating,
+                lambda g, out, needs, attrs, x: (sigmoid_grad(out, g),), "1 / (1 + e**-x).")
+relu = unary("relu", cpu.relu, _arith,
+             lambda g, out, needs, attrs, x: (relu_grad(x, g),), "max(x, 0).")
+abs = unary("abs", cpu.abs, _arith,  # noqa: A001
+            lambda g, out, needs, attrs, x: (mul(g, sign(x)),), "|x|.")
+sign = unary("sign", cpu.sign, _arith, None, "-1, 0 or 1 by the sign of x (no gradient).")
+
+# Fused gradient ops (TensorFlow has the same: TanhGrad, SigmoidGrad, ReluGrad): one kernel
+# instead of three for the backward pass, and differentiable again for second derivatives.
+tanh_grad = binary(
+    "tanh_grad", cpu.tanh_grad, _floating,
+    lambda gg, out, needs, attrs, y, g: (mul(mul(gg, g), mul(y, -2.0)), tanh_grad(y, gg)),
+    "g * (1 - y**2): the gradient of tanh given its output y.")
+sigmoid_grad = binary(
+    "sigmoid_grad", cpu.sigmoid_grad, _floating,
+    lambda gg, out, needs, attrs, y, g: (mul(mul(gg, g), sub(1.0, mul(y, 2.0))),
+                                         sigmoid_grad(y, gg)),
+    "g * y * (1 - y): the gradient of sigmoid given its output y.")
+relu_grad = binary(
+    "relu_grad", cpu.relu_grad, _arith,
+    lambda gg, out, needs, attrs, x, g: (None, relu_grad(x, gg)),
+    "g where x > 0, else 0: the gradient of relu.")
+
+equal = binary("equal", cpu.equal, _any, None, "x == y elementwise (bool).", out=D.bool_)
+not_equal = binary("not_equal", cpu.not_equal, _any, None, "x != y (bool).", out=D.bool_)
+less = binary("less", cpu.less, _any, None, "x < y (bool).", out=D.bool_)
+less_equal = binary("less_equal", cpu.less_equal, _any, None, "x <= y (bool).", out=D.bool_)
+greater = binary("greater", cpu.greater, _any, None, "x > y (bool).", out=D.bool_)
+greater_equal = binary("greater_equal", cpu.greater_equal, _any, None, "x >= y (bool).",
+                       out=D.bool_)
+
+
+# -- where -----------------------------------------------------------------------------------
+def _where_forward(cond, x, y):
+    if not (isinstance(cond, ndarray) and cond.dtype == D.bool_):
+        cond = np.asarray(cond).astype(D.bool_)
+    cd = _arith(_operand_dtype((x, y)))
+    x, y = _to(x, cd), _to(y, cd)
+    u = cpu.where.by_dtype.get(cd) or cpu.where.compile(cd)
+    out = u(cond, x, y)
+    return out if type(out) is ndarray else np.asarray(out)
+
+
+def _where_infer(shapes_, dtypes, attrs):
+    shape = shapes.broadcast_all(shapes_, "where")
+    return shape, _arith(D.promote(dtypes[1], dtypes[2]))
+
+
+def _where_grad(g, out, needs, attrs, cond, x, y):
+    return (None, (where(cond, g, 0) if needs[1] else None),
+            (where(cond, 0, g) if needs[2] else None))
+
+
+where = define("where", _where_forward, _where_infer, _where_grad, elementwise=True,
+               doc="Elementwise choice: x where cond is true, else y (broadcasting).")
+
+
+# -- cast ------------------------------------------------------------------------------------
+def _cast_forward(x, dtype):
+    return np.asarray(x).astype(dtype)
+
+
+def _cast_grad(g, out, needs, attrs, x):
+    return (cast(g, dtype=x.dtype) if x.dtype in D.FLOATS else None),
+
+
+cast = define("cast", _cast_forward, lambda s, d, attrs: (s[0], D.as_dtype(attrs["dtype"])),
+              _cast_grad, elementwise=True, doc="Convert to ``dtype`` (a copy).")
+
+
+def _like_forward(fill):
+    return lambda x: np.full(np.shape(x), fill, dtype=np.asarray(x).dtype)
+
+
+zeros_like = define("zeros_like", _like_forward(0), lambda s, d, attrs: (s[0], d[0]), None,
+                    doc="Zeros of x's shape and dtype.")
+ones_like = define("ones_like", _like_forward(1), lambda s, d, attrs: (s[0], d[0]), None,
+                   doc="Ones of x's shape and dtype.")
+identity = define("identity", lambda x: x, lambda s, d, attrs: (s[0], d[0]),
+                  lambda g, out, needs, attrs, x: (g,), view=True, doc="x itself.")
+
+
+def square(x):
+    """x * x."""
+    return mul(x, x)

@@ -1,0 +1,123 @@
+"""Reductions (``sum mean max`` with ``axis`` and ``keepdims``) and the broadcasts that are
+their gradients."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import dtypes as D
+from ..errors import ShapeError
+from ..kernels import cpu
+from .elementwise import cast, div, equal, mul
+from .registry import define
+
+
+def _static_axes(shape, axis):
+    if shape is None:
+        return None
+    try:
+        return cpu.normalize_axes(axis, len(shape))
+    except (ValueError, TypeError) as e:
+        raise ShapeError(str(e)) from None
+
+
+def _reduce_infer(shapes_, dtypes, attrs, out_dtype=None):
+    shape, axis, keepdims = shapes_[0], attrs.get("axis"), attrs.get("keepdims", False)
+    axes = _static_axes(shape, axis)
+    if axes is None:
+        out_shape = () if axis is None and not keepdims else None
+    else:
+        out_shape = cpu.reduced_shape(shape, axes, keepdims)
+    return out_shape, out_dtype or dtypes[0]
+
+
+def _sum_infer(shapes_, dtypes, attrs):
+    return _reduce_infer(shapes_, dtypes, attrs, D.int64 if dtypes[0] is D.bool_ else None)
+
+
+def _mean_infer(shapes_, dtypes, attrs):
+    if dtypes[0] not in D.FLOATS:
+        raise TypeError(f"mean() needs a floating-point tensor, got {dtypes[0].name}; "
+                        "cast it first, e.g. kg.cast(x, kg.float32)")
+    return _reduce_infer(shapes_, dtypes, attrs)
+
+
+def _mean_forward(x, axis=None, keepdims=False):
+    if x.dtype not in D.FLOATS:
+        _mean_infer([x.shape], [x.dtype], {})
+    return cpu.reduce_mean(x, axis, keepdims)
+
+
+def _sum_grad(g, out, needs, attrs, x):
+    return (broadcast_reduced(g, x, **attrs),)
+
+
+def _mean_grad(g, out, needs, attrs, x):
+    return (broadcast_reduced(g, x, mean=True, **attrs),)
+
+
+def _max_grad(g, out, needs, attrs, x):
+    # The gradient goes to the positions that hold the maximum, split evenly between ties.
+    hit = cast(equal(x, broadcast_reduced(out, x, **attrs)), dtype=x.dtype)
+    count = broadcast_reduced(sum(hit, **attrs), x, **attrs)
+    return (div(mul(hit, broadcast_reduced(g, x, **attrs)), count),)
+
+
+sum = define("sum", cpu.reduce_sum, _sum_infer, _sum_grad,  # noqa: A001
+             doc="Sum over ``axis`` (int, tuple or None for all), keeping dims if ``keepdims``.")
+mean = define("mean", _mean_forward, _mean_infer, _mean_grad, doc="Mean over ``axis``.")
+max = define("max", cpu.reduce_max, _reduce_infer, _max_grad,  # noqa: A001
+             doc="Maximum over ``axis``; the gradient is split evenly between ties.")
+
+
+# -- the broadcasts that undo reductions -----------------------------------------------------
+def _broadcast_reduced_forward(g, like, axis=None, keepdims=False, mean=False):
+    axes = cpu.normalize_axes(axis, like.ndim)
+    kept = cpu.reduced_shape(like.shape, axes, True)
+    out = np.broadcast_to(np.reshape(g, kept), like.shape)
+    if mean:
+        count = 1
+        for a in axes:
+            count *= like.shape[a]
+        out = np.divide(out, builtins_max(count, 1), dtype=out.dtype)
+    return out
+
+
+def builtins_max(a, b):
+    return a if a > b else b
+
+
+def _broadcast_reduced_grad(gg, out, needs, attrs, g, like):
+    reduce = mean if attrs.get("mean") else sum
+    return reduce(gg, axis=attrs.get("axis"), keepdims=attrs.get("keepdims", False)), None
+
+
+broadcast_reduced = define(
+    "broadcast_reduced", _broadcast_reduced_forward,
+    lambda s, d, attrs: (s[1], d[0]), _broadcast_reduced_grad,
+    doc="Spread a reduced gradient ``g`` back over ``like``'s shape (divided by the count if "
+        "``mean``): the gradient of sum/mean/max.")
+
+
+def _sum_to_like_forward(g, like):
+    shape = np.shape(like)
+    if g.shape == shape:
+        return g
+    lead = g.ndim - len(shape)
+    if lead < 0:
+        raise ValueError(f"cannot sum a gradient of shape {g.shape} to shape {shape}")
+    axes = list(range(lead)) + [lead + i for i, d in enumerate(shape)
+                                if d == 1 and g.shape[lead + i] != 1]
+    return cpu.reduce_sum(g, tuple(axes), True).reshape(shape) if axes else g.reshape(shape)
+
+
+sum_to_like = define(
+    "sum_to_like", _sum_to_like_forward, lambda s, d, attrs: (s[1], d[0]),
+    lambda gg, out, needs, attrs, g, like: (broadcast_like(gg, g), None),
+    doc="Sum ``g`` over the axes broadcasting added to reach ``like``'s shape: how a "
+        "gradient gets back to the shape of an input that was broadcast.")
+broadcast_like = define(
+    "broadcast_like", lambda x, like: np.broadcast_to(x, np.shape(like)),
+    lambda s, d, attrs: (s[1], d[0]),
+    lambda gg, out, needs, attrs, x, like: (sum_to_like(gg, x), None), view=True,
+    doc="Broadcast x to like's shape.")

@@ -1,0 +1,102 @@
+"""The static front-end of every op: calling an op on graph nodes adds a node.
+
+Shapes and dtypes are inferred right here, so a known mismatch fails on the line that wrote
+it, naming both shapes; Python numbers become ``const`` nodes whose dtype follows the other
+operand (``x * 2.0`` stays float64 for a float64 ``x``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import dtypes as D
+from .. import operators
+from ..errors import ShapeError
+from ..graph import Node, describe_location, get_default_graph, user_location
+from ..ops import registry
+from ..ops.registry import define
+
+
+def _const_infer(shapes_, dtypes, attrs):
+    v = attrs["value"]
+    return v.shape, v.dtype
+
+
+def _const_forward(value):
+    return value
+
+
+const = define("const", _const_forward, _const_infer, None, doc="A value fixed in the graph.")
+
+
+def constant_node(value, dtype=None, shape=None, name=None, graph=None, location=None) -> Node:
+    """A ``const`` node holding ``value`` (converted to ``dtype``; broadcast to ``shape``)."""
+    if isinstance(value, Node):
+        raise TypeError(f"kg.constant needs a value, got the graph node '{value.name}'")
+    arr = np.array(value, copy=True)
+    if dtype is None:
+        dt = D.scalar_dtype(value) if arr.ndim == 0 and not isinstance(value, np.ndarray) \
+            else None
+        if dt is None:
+            dt = {"f": D.DEFAULT_FLOAT if not isinstance(value, np.ndarray) else arr.dtype,
+                  "i": D.DEFAULT_INT if not isinstance(value, np.ndarray) else arr.dtype,
+                  "u": D.int64, "b": D.bool_}.get(arr.dtype.kind)
+            if dt is None:
+                raise TypeError(f"cannot make a constant of {type(value).__name__} "
+                                f"({arr.dtype}); expected numbers")
+        dtype = dt
+    arr = arr.astype(D.as_dtype(dtype))
+    if shape is not None:
+        arr = np.broadcast_to(arr, tuple(shape)).copy()
+    arr.setflags(write=False)  # shared by every run: nobody may change it in place
+    graph = graph or get_default_graph()
+    return graph.add_node(const, (), {"value": arr}, arr.shape, arr.dtype, name or "Const",
+                          location or user_location(2))
+
+
+def _located(error, location):
+    if location is None:
+        return error
+    return type(error)(f"{error}\n{describe_location(location)}")
+
+
+def build(op, args, attrs) -> Node:
+    """Add a node for ``op(*args, **attrs)`` to the graph of its node inputs."""
+    name = attrs.pop("name", None) if "name" in attrs else None
+    location = user_location(2)
+    graph = None
+    first = None
+    for a in args:
+        if isinstance(a, Node):
+            if graph is None:
+                graph, first = a.graph, a
+            elif a.graph is not graph:
+                raise _located(ValueError(
+                    f"Tensor {a!r} must be from the same graph as Tensor {first!r}."), location)
+    if graph is None:
+        graph = get_default_graph()
+    peer = first.dtype if first is not None else None
+    inputs = []
+    for a in args:
+        if isinstance(a, Node):
+            inputs.append(a)
+        elif type(a).__name__ == "Tensor" and hasattr(a, "requires_grad"):
+            raise _located(TypeError(
+                f"cannot use an eager tensor in graph op '{op.name}'; wrap its value with "
+                "kg.constant(t.detach().numpy()) or use a kg.placeholder"), location)
+        else:
+            weak = None
+            if peer is not None and D.scalar_dtype(a) is not None and op.elementwise:
+                weak = D.promote_with_scalar(peer, a)
+            inputs.append(constant_node(a, dtype=weak, graph=graph, location=location))
+    inputs = tuple(inputs)
+    try:
+        shape, dtype = op.infer([i.shape for i in inputs], [i.dtype for i in inputs], attrs)
+    except (ShapeError, TypeError, ValueError) as e:
+        msg = str(e) if str(e).startswith(op.name) else f"{op.name}: {e}"
+        raise _located(type(e)(msg), location) from None
+    return graph.add_node(op, inputs, attrs, shape, D.as_dtype(dtype), name, location)
+
+
+registry.FRONTENDS[Node] = build
+operators.install(Node, build)

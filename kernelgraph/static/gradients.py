@@ -1,0 +1,84 @@
+"""``kg.gradients(ys, xs)``: symbolic reverse mode, adding gradient nodes to the graph."""
+
+from __future__ import annotations
+
+from .. import autodiff
+from ..graph import Node
+from ..ops import ones_like
+
+
+class _StaticMode(autodiff.Mode):
+    """Graph nodes as autodiff sees them: a node is its own value, and only nodes on a path
+    from an x to a y need gradients."""
+
+    def __init__(self, between):
+        self.between = between
+
+    def value(self, x):
+        return x
+
+    def needs(self, x):
+        return id(x) in self.between
+
+    def key(self, x):
+        return x
+
+    same_shape = staticmethod(autodiff.static_same_shape)
+
+
+def _as_list(v):
+    return list(v) if isinstance(v, list | tuple) else [v]
+
+
+def gradients(ys, xs, grad_ys=None, name="gradients"):
+    """Symbolic d(sum of ys)/d(x) for each x in ``xs``: a list of nodes (``None`` where an x
+    does not reach any y), as TF1's ``tf.gradients``.
+
+    >>> import kernelgraph as kg
+    >>> g = kg.Graph()
+    >>> with g.as_default():
+    ...     a = kg.placeholder(kg.float32); b = kg.placeholder(kg.float32)
+    ...     c = a * b
+    ...     da, db = kg.gradients(c, [a, b])
+    ...     with kg.Session() as s:
+    ...         s.run([da, db], feed_dict={a: 15.0, b: 20.0})
+    [array(20., dtype=float32), array(15., dtype=float32)]
+    """
+    ys, xs = _as_list(ys), _as_list(xs)
+    grad_ys = [None] * len(ys) if grad_ys is None else _as_list(grad_ys)
+    if len(grad_ys) != len(ys):
+        raise ValueError(f"Passed {len(grad_ys)} grad_ys for {len(ys)} ys")
+    for t in ys + xs:
+        if not isinstance(t, Node):
+            raise TypeError(f"gradients() takes graph nodes, got {type(t).__name__}")
+    graph = ys[0].graph
+    for t in ys + xs:
+        if t.graph is not graph:
+            raise ValueError(f"Tensor {t!r} must be from the same graph as {ys[0]!r}.")
+
+    # Nodes that are ancestors of some y ...
+    ancestors, stack = {}, list(ys)
+    while stack:
+        n = stack.pop()
+        if id(n) in ancestors:
+            continue
+        ancestors[id(n)] = n
+        stack.extend(n.inputs)
+    # ... and descendants of some x: the nodes gradients must flow through.
+    x_ids = {id(x) for x in xs}
+    between = set()
+    for n in sorted(ancestors.values(), key=lambda n: n.seq):
+        if id(n) in x_ids or any(id(i) in between for i in n.inputs):
+            between.add(id(n))
+    with graph.as_default(), graph.name_scope(name):
+        grads = {}
+        for y, gy in zip(ys, grad_ys):
+            if id(y) not in between:
+                continue
+            gy = ones_like(y) if gy is None else gy
+            prev = grads.get(id(y))
+            grads[id(y)] = (y, gy if prev is None else prev[1] + gy)
+        order = [n for n in sorted(ancestors.values(), key=lambda n: n.seq, reverse=True)
+                 if id(n) in between and id(n) not in x_ids]
+        autodiff.propagate(order, grads, _StaticMode(between))
+    return [grads[id(x)][1] if id(x) in grads else None for x in xs]

@@ -1,0 +1,358 @@
+"""``Session.run``: compile the fetched subgraph once into a plan, then run it fast.
+
+A plan is built per (fetches, feed keys) and cached. It is a Python function generated with
+one line per node, e.g. ``v3 = _k3(v0, v1)``, where ``_k3`` is the op's kernel: running it
+costs one kernel call per node and nothing else. Because each line is one node, an exception
+raised inside the plan is mapped back (by its line number) to the node, its input shapes,
+and the user's line that created it. ``plan.source`` shows the generated code.
+"""
+
+from __future__ import annotations
+
+import itertools
+import linecache
+import threading
+import time
+
+import numpy as np
+
+from .. import trace
+from ..errors import FailedPreconditionError, InvalidArgumentError, OpError
+from ..graph import Node, describe_location, get_default_graph, shape_str
+from ..ops import add, sub
+from .variables import (
+    assign_add_op, assign_op, assign_sub_op, no_op, placeholder_op, variable_op,
+)
+
+_ASSIGNS = (assign_op, assign_add_op, assign_sub_op)
+_LITERALS = (int, float, bool, str, type(None))
+_plan_ids = itertools.count()
+
+
+def _literal(value) -> bool:
+    if isinstance(value, tuple):
+        return all(_literal(v) for v in value)
+    return type(value) in _LITERALS
+
+
+class Plan:
+    """The compiled form of one ``Session.run`` signature (see module docstring)."""
+
+    def __init__(self, session, fetch_nodes, feed_nodes, traced=False):
+        self.fetch_nodes = fetch_nodes
+        self.feed_nodes = feed_nodes
+        self.order = _required(fetch_nodes, feed_nodes)
+        fed = {id(n) for n in feed_nodes}
+        for n in self.order:
+            if n.op is placeholder_op and id(n) not in fed:
+                shape = "" if n.shape is None else f" and shape {shape_str(n.shape)}"
+                raise InvalidArgumentError(
+                    f"You must feed a value for placeholder tensor '{n.name}' with dtype "
+                    f"{n.dtype.name}{shape}\n{describe_location(n.location)}", node=n)
+        self.converters = [_feed_converter(n) for n in feed_nodes]
+        self._generate(session, traced)
+
+    def _generate(self, session, traced):
+        names, env, aliases = {}, {"_store": session._store}, set()
+        for i, n in enumerate(self.feed_nodes):
+            names[id(n)] = f"f{i}"
+            aliases.add(id(n))
+        body, self.line_nodes = [], {}
+        if traced:
+            env.update(_now=time.perf_counter, _emit=trace.emit)
+            body.append("_t0 = _now()")
+
+        def emit(node, line):
+            body.append(f"{line:<44} # {node.name}")
+            self.line_nodes[len(body) + 1] = node  # +1: the def line comes first
+            if traced:
+                env[f"_n{node.seq}"] = node
+                body.append(f"_t1 = _now(); _emit('node_executed', node=_n{node.seq}, "
+                            f"mode='static', seconds=_t1 - _t0, value={names[id(node)]}); "
+                            "_t0 = _now()")
+
+        for n in self.order:
+            if id(n) in names:
+                continue  # fed
+            v = names[id(n)] = f"v{n.seq}"
+            if n.op.name == "const":
+                env[v] = n.attrs["value"]
+                aliases.add(id(n))
+                continue
+            if n.op is variable_op:
+                env[f"_var{n.seq}"] = n
+                emit(n, f"{v} = _store[_var{n.seq}]")
+                aliases.add(id(n))
+            elif n.op in _ASSIGNS:
+                var, value = n.inputs
+                env[f"_var{n.seq}"] = var
+                val = names[id(value)] + (".copy()" if id(value) in aliases else "")
+                if n.op is assign_op:
+                    emit(n, f"{v} = _store[_var{n.seq}] = {val}")
+                else:
+                    env["_add" if n.op is assign_add_op else "_sub"] = (
+                        add.forward if n.op is assign_add_op else sub.forward)
+                    fn = "_add" if n.op is assign_add_op else "_sub"
+                    emit(n, f"{v} = _store[_var{n.seq}] = {fn}(_store[_var{n.seq}], {val})")
+            elif n.op is no_op:
+                emit(n, f"{v} = None")
+            else:
+                kernel = f"_{n.op.name}"
+                env[kernel] = n.op.forward
+                args = [names[id(i)] for i in n.inputs]
+                for key, value in (n.attrs or {}).items():
+                    if _literal(value):
+                        args.append(f"{key}={value!r}")
+                    else:
+                        env[f"_a{n.seq}_{key}"] = value
+                        args.append(f"{key}=_a{n.seq}_{key}")
+                emit(n, f"{v} = {kernel}({', '.join(args)})")
+                if n.op.view and id(n.inputs[0]) in aliases:
+                    aliases.add(id(n))
+        outs = [names[id(n)] + (".copy()" if id(n) in aliases and n.op is not no_op else "")
+                for n in self.fetch_nodes]
+        args = ", ".join(names[id(n)] for n in self.feed_nodes)
+        body.append(f"return ({', '.join(outs)}{',' if len(outs) == 1 else ''})")
+        self.names = names
+        self.source = f"def _run({args}):\n" + "\n".join("    " + b for b in body) + "\n"
+        filename = f"<kernelgraph plan {next(_plan_ids)}>"
+        linecache.cache[filename] = (len(self.source), None, self.source.splitlines(True),
+                                     filename)
+        self.code = compile(self.source, filename, "exec")
+        exec(self.code, env)  # noqa: S102 - our own generated code, built from op names
+        self.fn = env["_run"]
+
+    def explain(self, error: Exception) -> Exception:
+        """The error a user should see for ``error`` raised while running this plan."""
+        tb, line, frame = error.__traceback__, None, None
+        while tb is not None:
+            if tb.tb_frame.f_code.co_filename == self.code.co_filename:
+                line, frame = tb.tb_lineno, tb.tb_frame
+            tb = tb.tb_next
+        node = self.line_nodes.get(line)
+        if node is None:
+            return error
+        where = describe_location(node.location) if node.location else "  (unknown location)"
+        if isinstance(error, KeyError) and (node.op is variable_op or node.op in _ASSIGNS):
+            var = node if node.op is variable_op else node.inputs[0]
+            return FailedPreconditionError(
+                f"Attempting to use uninitialized value {var.name}\n"
+                f"  (run kg.global_variables_initializer() first)\n"
+                f"{describe_location(var.location)}", node=var)
+        described = []
+        for i in node.inputs:
+            var = self.names.get(id(i))
+            value = None
+            if frame is not None and var is not None:
+                value = frame.f_locals.get(var, frame.f_globals.get(var))
+            shape = np.shape(value) if value is not None else i.shape
+            dtype = getattr(value, "dtype", i.dtype)
+            described.append(f"'{i.name}' {shape_str(tuple(shape))} {dtype}")
+        inputs = ", ".join(described) or "none"
+        return InvalidArgumentError(
+            f"{type(error).__name__} in node '{node.name}' (op {node.op.name}): {error}\n"
+            f"  inputs: {inputs}\n  the node was created at:\n{where}", node=node)
+
+
+def _required(fetch_nodes, feed_nodes):
+    """The nodes a run must compute, in creation (so topological) order; stops at feeds."""
+    fed = {id(n) for n in feed_nodes}
+    seen, stack = {}, list(fetch_nodes)
+    while stack:
+        n = stack.pop()
+        if id(n) in seen:
+            continue
+        seen[id(n)] = n
+        if id(n) in fed:
+            continue
+        # An assign's first input is the variable it writes, not a value it reads.
+        stack.extend(n.inputs[1:] if n.op in _ASSIGNS else n.inputs)
+        stack.extend(n.control_inputs)
+    return sorted(seen.values(), key=lambda n: n.seq)
+
+
+def _feed_converter(node):
+    dtype, shape = node.dtype, node.shape
+    checks = None if shape is None else [(i, d) for i, d in enumerate(shape) if d is not None]
+
+    def convert(value):
+        try:
+            arr = np.asarray(value, dtype=dtype)
+        except (TypeError, ValueError) as e:
+            raise TypeError(f"Cannot feed value {value!r:.60} to '{node.name}' "
+                            f"({dtype.name}): {e}") from None
+        if checks is not None and (arr.ndim != len(shape) or any(arr.shape[i] != d
+                                                                  for i, d in checks)):
+            raise ValueError(f"Cannot feed value of shape {shape_str(arr.shape)} for Tensor "
+                             f"'{node.name}:0', which has shape '{shape_str(shape)}'\n"
+                             f"{describe_location(node.location)}")
+        return arr
+
+    return convert
+
+
+class _FetchSpec:
+    """How to turn a fetches structure into a flat node list and back."""
+
+    def __init__(self, session, fetches):
+        self.nodes = []
+        self.template = self._flatten(session, fetches)
+
+    def _flatten(self, session, f):
+        if isinstance(f, list | tuple):
+            return (type(f), [self._flatten(session, x) for x in f])
+        if isinstance(f, dict):
+            return (dict, {k: self._flatten(session, v) for k, v in f.items()})
+        self.nodes.append(session._as_graph_node(f, "Fetch"))
+        return len(self.nodes) - 1
+
+    def rebuild(self, values, template=None):
+        t = self.template if template is None else template
+        if isinstance(t, int):
+            return values[t]
+        kind, inner = t
+        if kind is dict:
+            return {k: self.rebuild(values, v) for k, v in inner.items()}
+        items = [self.rebuild(values, v) for v in inner]
+        return items if kind is list else kind(items) if kind is tuple else kind(*items)
+
+
+def _fetch_key(fetches):
+    t = type(fetches)
+    if t is list or t is tuple:
+        return (t, *(_fetch_key(f) for f in fetches))
+    if t is dict:
+        return (dict, *((k, _fetch_key(v)) for k, v in fetches.items()))
+    return fetches if isinstance(fetches, Node) else (type(fetches), repr(fetches))
+
+
+class Session:
+    """Runs graph nodes: ``with kg.Session() as sess: sess.run(c, feed_dict={a: 3.0})``.
+
+    Holds the values of the graph's Variables. ``run`` accepts a node, a name, or any
+    list/tuple/dict nesting of them, and returns values in the same structure.
+    """
+
+    def __init__(self, graph=None, target="", config=None):
+        self.graph = graph if graph is not None else get_default_graph()
+        self._store: dict = {}
+        self._plans: dict = {}
+        self._closed = False
+        self._default_ctx = None
+
+    # -- running ---------------------------------------------------------------------------------
+    def run(self, fetches, feed_dict=None, options=None, run_metadata=None):
+        """Compute ``fetches`` given ``feed_dict`` ({placeholder or node: value})."""
+        if self._closed:
+            raise RuntimeError("Attempted to use a closed Session.")
+        feed_keys = tuple(feed_dict) if feed_dict else ()
+        try:
+            key = (_fetch_key(fetches), feed_keys, trace.active)
+            entry = self._plans.get(key)
+        except TypeError:  # something unhashable in fetches: let _FetchSpec name it
+            key, entry = None, None
+        if entry is None:
+            entry = self._compile(fetches, feed_keys)
+            if key is not None:
+                self._plans[key] = entry
+        plan, spec = entry
+        if feed_dict:
+            args = [convert(v) for convert, v in zip(plan.converters, feed_dict.values())]
+        else:
+            args = ()
+        try:
+            values = plan.fn(*args)
+        except OpError:
+            raise
+        except Exception as e:  # noqa: BLE001 - re-raised naming the node and user line
+            raise plan.explain(e) from None
+        return values[0] if spec.template == 0 else spec.rebuild(values)
+
+    def _compile(self, fetches, feed_keys):
+        spec = _FetchSpec(self, fetches)
+        feed_nodes = [self._as_graph_node(k, "Feed") for k in feed_keys]
+        return Plan(self, spec.nodes, feed_nodes, traced=trace.active), spec
+
+    def plan(self, fetches, feed_dict=None) -> Plan:
+        """The compiled plan ``run`` would use (``.source`` is the generated code)."""
+        return self._compile(fetches, tuple(feed_dict or ()))[0]
+
+    def _as_graph_node(self, x, what):
+        if isinstance(x, str):
+            return self.graph.get_node(x)
+        if not isinstance(x, Node) or type(x).__name__ == "EagerNode":
+            if what == "Feed":
+                raise TypeError(f"Cannot interpret feed_dict key as Tensor: Can not convert a "
+                                f"{type(x).__name__} into a Tensor.")
+            raise TypeError(f"Fetch argument {x!r} has invalid type {type(x)}, must be a "
+                            "string or Tensor. (Can not convert a "
+                            f"{type(x).__name__} into a Tensor or Operation.)")
+        if x.graph is not self.graph:
+            raise ValueError(f"Tensor {x!r} is not an element of this graph.")
+        return x
+
+    # -- lifetime --------------------------------------------------------------------------------
+    def close(self) -> None:
+        self._closed = True
+        self._store.clear()
+        self._plans.clear()
+
+    def as_default(self):
+        return _default_sessions.push(self)
+
+    def __enter__(self):
+        self._default_ctx = _default_sessions.push(self)
+        self._default_ctx.__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        self._default_ctx.__exit__(*exc)
+        self.close()
+        return False
+
+    def __repr__(self):
+        state = "closed" if self._closed else f"{len(self._store)} variables set"
+        return f"<kg.Session on {self.graph!r}, {state}>"
+
+
+class InteractiveSession(Session):
+    """A Session that makes itself the default at once (for ``node.eval()`` in notebooks)."""
+
+    def __init__(self, graph=None):
+        super().__init__(graph)
+        self._default_ctx = _default_sessions.push(self)
+        self._default_ctx.__enter__()
+
+    def close(self):
+        if not self._closed and self._default_ctx is not None:
+            self._default_ctx.__exit__(None, None, None)
+        super().close()
+
+
+class _SessionStack(threading.local):
+    def __init__(self):
+        self.stack = []
+
+    def push(self, session):
+        stack = self.stack
+
+        class _Ctx:
+            def __enter__(self_inner):
+                stack.append(session)
+                return session
+
+            def __exit__(self_inner, *exc):
+                if stack and stack[-1] is session:
+                    stack.pop()
+                return False
+
+        return _Ctx()
+
+
+_default_sessions = _SessionStack()
+
+
+def get_default_session():
+    """The innermost Session entered with ``with`` (or an InteractiveSession), or None."""
+    s = _default_sessions.stack
+    return s[-1] if s else None

@@ -1,0 +1,162 @@
+"""Placeholders, Variables and their assign ops, and the variables initializer.
+
+A :class:`Variable` is a graph node whose value lives in each Session (so two sessions on one
+graph hold separate weights, as in TF1); it must be initialised before it is read.
+"""
+
+from __future__ import annotations
+
+from .. import dtypes as D
+from ..graph import Node, get_default_graph, user_location
+from ..ops import registry
+from ..ops.registry import define
+from .build import build, constant_node
+
+
+def _placeholder_forward(**attrs):
+    raise AssertionError("placeholders are fed by Session.run, never computed")
+
+
+placeholder_op = define("placeholder", _placeholder_forward, lambda s, d, a: (a["shape"], None),
+                        None, doc="A value fed at run time through feed_dict.")
+variable_op = define("variable", _placeholder_forward, None, None,
+                     doc="Reads a Variable's value from the session.")
+
+
+def _assign_infer(shapes_, dtypes, attrs):
+    return shapes_[0], dtypes[0]
+
+
+# Assign ops are run by the Session (they write its variable store); they have no kernel here.
+assign_op = define("assign", None, _assign_infer, None, doc="var = value")
+assign_add_op = define("assign_add", None, _assign_infer, None, doc="var += value")
+assign_sub_op = define("assign_sub", None, _assign_infer, None, doc="var -= value")
+no_op = define("no_op", None, lambda s, d, a: ((), D.bool_), None,
+               doc="Does nothing; runs its control inputs (e.g. the initializer).")
+STATEFUL = (variable_op, assign_op, assign_add_op, assign_sub_op, no_op, placeholder_op)
+
+
+def placeholder(dtype=None, shape=None, name=None) -> Node:
+    """A graph input fed at run time: ``x = kg.placeholder(kg.float32, shape=[None, 784])``.
+
+    ``shape=None`` accepts any shape; ``None`` inside a shape accepts any size for that dim.
+    """
+    dt = D.as_dtype(dtype)
+    if shape is not None:
+        try:
+            shape = tuple(None if d is None or d == -1 else int(d) for d in shape)
+        except TypeError:
+            raise TypeError(f"placeholder shape must be a list of ints or None, got "
+                            f"{shape!r}") from None
+        if any(d is not None and d < 0 for d in shape):
+            raise ValueError(f"placeholder shape {shape} has a negative dimension")
+    graph = get_default_graph()
+    return graph.add_node(placeholder_op, (), {"shape": shape}, shape, dt, name or "Placeholder",
+                          user_location(2))
+
+
+def constant(value, dtype=None, shape=None, name=None) -> Node:
+    """A value fixed in the graph: ``kg.constant([1.0, 2.0])`` (floats become float32)."""
+    return constant_node(value, dtype=dtype, shape=shape, name=name, location=user_location(2))
+
+
+class Variable(Node):
+    """A trainable value stored in the Session: ``w = kg.Variable(np.zeros((3, 2)), name="w")``.
+
+    Use it like any node in ops; ``w.assign(v)``, ``w.assign_add(v)``, ``w.assign_sub(v)``
+    make nodes that change it when run. ``kg.global_variables_initializer()`` sets every
+    variable to its initial value.
+    """
+
+    __slots__ = ("initial_value", "initializer", "trainable")
+
+    def __new__(cls, initial_value, name=None, trainable: bool = True, dtype=None):
+        graph = get_default_graph()
+        location = user_location(2)
+        base = name or "Variable"
+        if isinstance(initial_value, Node):
+            init = initial_value
+            if dtype is not None and D.as_dtype(dtype) is not init.dtype:
+                init = build(registry.OPS["cast"], (init,), {"dtype": D.as_dtype(dtype)})
+        else:
+            init = constant_node(initial_value, dtype=dtype, graph=graph, location=location,
+                                 name=base + "/initial_value")
+        var = graph.add_node(variable_op, (), {}, init.shape, init.dtype, base, location,
+                             cls=cls)
+        var.initial_value = init
+        var.trainable = trainable
+        graph.variables.append(var)
+        var.initializer = var._assign_node(assign_op, init, var.name + "/Assign")
+        return var
+
+    def __init__(self, *args, **kwargs):
+        pass  # everything happens in __new__, which builds the node through Graph.add_node
+
+    def _assign_node(self, op, value, name=None):
+        if not isinstance(value, Node):
+            value = constant_node(value, dtype=self.dtype, graph=self.graph,
+                                  location=user_location(3))
+        if value.graph is not self.graph:
+            raise ValueError(f"Tensor {value!r} must be from the same graph as {self!r}.")
+        shape, dtype = _assign_infer([self.shape, value.shape], [self.dtype, value.dtype], {})
+        if value.shape is not None and self.shape is not None and (
+                len(value.shape) != len(self.shape) or any(
+                    a is not None and b is not None and a != b
+                    for a, b in zip(value.shape, self.shape))):
+            raise ValueError(f"Cannot assign a value of shape {value.shape} to variable "
+                             f"'{self.name}' of shape {self.shape}")
+        return self.graph.add_node(op, (self, value), {}, shape, dtype, name or op.name,
+                                   user_location(3))
+
+    def assign(self, value, name=None) -> Node:
+        """A node that sets this variable to ``value`` when run (and outputs the new value)."""
+        return self._assign_node(assign_op, value, name)
+
+    def assign_add(self, delta, name=None) -> Node:
+        return self._assign_node(assign_add_op, delta, name)
+
+    def assign_sub(self, delta, name=None) -> Node:
+        return self._assign_node(assign_sub_op, delta, name)
+
+    def value(self) -> Node:
+        return self
+
+    read_value = value
+
+    def initialized_value(self) -> Node:
+        return self.initial_value
+
+    def __repr__(self):
+        return f"<kg.Variable '{self.name}' shape={self.shape} dtype={self.dtype.name}>"
+
+
+registry.FRONTENDS[Variable] = build
+
+
+def group(*inputs, name=None) -> Node:
+    """A node that, when run, runs all of ``inputs`` (TF1's ``tf.group``); its value is None."""
+    nodes = [i for i in inputs if i is not None]
+    graph = nodes[0].graph if nodes else get_default_graph()
+    return graph.add_node(no_op, (), {}, (), D.bool_, name or "group", user_location(2),
+                          control_inputs=nodes)
+
+
+def global_variables_initializer() -> Node:
+    """A node that initialises every variable of the default graph when run."""
+    graph = get_default_graph()
+    return graph.add_node(no_op, (), {}, (), D.bool_, "init", user_location(2),
+                          control_inputs=[v.initializer for v in graph.variables])
+
+
+def variables_initializer(var_list, name="init") -> Node:
+    graph = get_default_graph()
+    return graph.add_node(no_op, (), {}, (), D.bool_, name, user_location(2),
+                          control_inputs=[v.initializer for v in var_list])
+
+
+def global_variables() -> list:
+    return list(get_default_graph().variables)
+
+
+def trainable_variables() -> list:
+    return [v for v in get_default_graph().variables if v.trainable]

@@ -40,26 +40,28 @@ def propagate(order, grads: dict, mode: Mode) -> dict:
     """Run gradient rules for ``order`` (nodes, latest first), starting from ``grads``
     (``{id(key): (key, gradient)}``); returns the same dict holding every gradient reached."""
     tracing = trace.active
+    value, needs_grad, key_of, same_shape = mode.value, mode.needs, mode.key, mode.same_shape
+    on_gradient = mode.on_gradient
     for node in order:
         entry = grads.pop(id(node), None)
         if entry is None:
             continue
-        g = mode.on_gradient(node, entry[1])
+        g = on_gradient(node, entry[1])
         if tracing:
             trace.emit("gradient", node=node, grad=g)
         rule = node.op.grad
         if rule is None:
             continue  # not differentiable (comparisons, sign ...): no gradient flows
         inputs = node.inputs
-        needs = tuple(mode.needs(x) for x in inputs)
-        values = [mode.value(x) for x in inputs]
-        in_grads = rule(g, mode.value(node), needs, node.attrs, *values)
-        for x, value, need, gx in zip(inputs, values, needs, in_grads):
+        needs = [needs_grad(x) for x in inputs]
+        values = [value(x) for x in inputs]
+        in_grads = rule(g, value(node), needs, node.attrs, *values)
+        for x, v, need, gx in zip(inputs, values, needs, in_grads):
             if not need or gx is None:
                 continue
-            if not mode.same_shape(gx, value):
-                gx = sum_to_like(gx, value)
-            k = mode.key(x)
+            if not same_shape(gx, v):
+                gx = sum_to_like(gx, v)
+            k = key_of(x)
             prev = grads.get(id(k))
             grads[id(k)] = (k, gx if prev is None else add(prev[1], gx))
     return grads

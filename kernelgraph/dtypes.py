@@ -35,6 +35,8 @@ def as_dtype(value) -> np.dtype:
     >>> as_dtype("float32") is float32
     True
     """
+    if id(value) in _CANONICAL:
+        return value
     if value is None:
         return DEFAULT_FLOAT
     hit = _ALIASES.get(value) if isinstance(value, str | type) else None
@@ -48,6 +50,9 @@ def as_dtype(value) -> np.dtype:
         names = ", ".join(d.name for d in SUPPORTED)
         raise TypeError(f"dtype {dt.name} is not supported; expected one of {names}")
     return np.dtype(dt.name)  # the canonical instance, so `is` comparisons work
+
+
+_CANONICAL = {id(d) for d in SUPPORTED}
 
 
 def is_floating(dt) -> bool:

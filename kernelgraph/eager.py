@@ -320,24 +320,33 @@ def _explain(op, args, attrs, error):
 
 def apply(op, args, attrs) -> Tensor:
     """Run ``op`` now on eager tensors (the eager front-end of every op)."""
-    if "name" in attrs:
+    if attrs and "name" in attrs:
         attrs = {k: v for k, v in attrs.items() if k != "name"}
-    values = [_value(a) for a in args]
-    if not any(type(a) is Tensor for a in args) and values and not isinstance(values[0],
-                                                                             ndarray):
+    values, need, any_tensor = [], False, False
+    for a in args:
+        if type(a) is Tensor:
+            values.append(a.data)
+            any_tensor = True
+            if a.requires_grad:
+                need = True
+        else:
+            values.append(_value(a))
+    if not any_tensor and values and not isinstance(values[0], ndarray):
         values[0] = tensor(values[0]).data  # kg.add(1.0, 2.0): the first number is a tensor
     start = time.perf_counter() if trace.active else 0.0
     try:
         out = op.forward(*values, **attrs)
     except Exception as e:  # noqa: BLE001 - re-raised with the op's shapes named
         raise _explain(op, args, attrs, e) from None
-    result = _wrap(out)
-    if _grad_enabled and op.grad is not None:
-        for a in args:
-            if type(a) is Tensor and a.requires_grad:
-                _record(op, args, attrs, result)
-                result.requires_grad = True
-                break
+    result = Tensor.__new__(Tensor)
+    result.data = out
+    result.grad = None
+    result._hooks = None
+    result._node = None
+    result.requires_grad = False
+    if need and _grad_enabled and op.grad is not None:
+        _record(op, args, attrs, result)
+        result.requires_grad = True
     if trace.active:
         _trace(op, args, attrs, result, start)
     return result
@@ -369,32 +378,42 @@ def _trace(op, args, attrs, result, start):
 
 
 def _binary(op):
-    """Python operator ``x <op> y`` for a Tensor on the left: the eager hot path."""
-    forward = op.forward
+    """Python operator ``x <op> y`` for a Tensor on the left: the eager hot path.
+
+    The common case -- two tensors of one dtype whose ufunc loop exists, nobody tracing --
+    calls the kernel's ufunc directly; everything else takes :func:`apply`.
+    """
+    loops = op.forward.kernel.by_dtype
+    new = Tensor.__new__
 
     def method(x, y):
         ty = type(y)
         if ty is Tensor:
-            yv, need = y.data, x.requires_grad or y.requires_grad
-        elif ty is float or ty is int:
-            yv, need = y, x.requires_grad
+            yd = y.data
+            need = x.requires_grad or y.requires_grad
+        elif ty is float:
+            yd = y
+            need = x.requires_grad
         else:
             return apply(op, (x, y), {})
-        if trace.active:
+        xd = x.data
+        dt = xd.dtype
+        u = loops.get(dt)
+        if u is None or trace.active or (yd.dtype is not dt if ty is Tensor else dt.kind != "f"):
             return apply(op, (x, y), {})
         try:
-            out = forward(x.data, yv)
+            out = u(xd, yd)
         except Exception as e:  # noqa: BLE001
             raise _explain(op, (x, y), {}, e) from None
-        t = Tensor.__new__(Tensor)
-        t.data = out
+        t = new(Tensor)
+        t.data = out if type(out) is ndarray else np.asarray(out)
         t.grad = None
         t._hooks = None
-        t._node = None
         if need and _grad_enabled:
             _record(op, (x, y), None, t)
             t.requires_grad = True
         else:
+            t._node = None
             t.requires_grad = False
         return t
 
@@ -435,7 +454,7 @@ class _EagerMode(autodiff.Mode):
         return x._node if x._node is not None else x
 
     def same_shape(self, g, x):
-        return g.shape == np.shape(x)
+        return g.shape == x.shape
 
     def on_gradient(self, node, g):
         if node.hooks:

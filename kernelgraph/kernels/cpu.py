@@ -25,29 +25,30 @@ PARALLEL_MIN_WORK = 1 << 18
 
 
 class UfuncKernel:
-    """A scalar function compiled by numba into one NumPy ufunc, with loops added per dtype.
+    """A scalar function compiled by numba into NumPy ufuncs, one ufunc (one loop) per dtype.
 
-    ``by_dtype[dt]`` is the ufunc once a loop for dtype ``dt`` exists; callers look it up and
+    ``by_dtype[dt]`` is the ufunc for dtype ``dt`` once compiled; callers look it up and
     call ``compile(dt)`` on a miss. ``signature(dt)`` gives (input dtypes, output dtype).
+
+    One loop per ufunc, not one ufunc with a loop per dtype: NumPy picks the *first* loop that
+    the inputs cast to safely, so with a float64 loop added before the float32 one, float32
+    inputs would silently run (and return) float64, depending on what ran first.
     """
 
-    __slots__ = ("name", "fn", "signature", "by_dtype", "_dufunc")
+    __slots__ = ("name", "fn", "signature", "by_dtype")
 
     def __init__(self, name, fn, signature):
         self.name = name
         self.fn = fn
         self.signature = signature
         self.by_dtype: dict[np.dtype, np.ufunc] = {}
-        self._dufunc = None
 
     def compile(self, dt: np.dtype) -> np.ufunc:
-        if self._dufunc is None:
-            self._dufunc = vectorize(cache=True)(self.fn)
         ins, out = self.signature(dt)
         sig = numba.from_dtype(out)(*[numba.from_dtype(d) for d in ins])
-        self._dufunc.add(sig)
-        self.by_dtype[dt] = self._dufunc.ufunc
-        return self._dufunc.ufunc
+        ufunc = vectorize([sig], cache=True)(self.fn)
+        self.by_dtype[dt] = ufunc
+        return ufunc
 
     def __call__(self, *args):
         """Convenience for tests: call with arrays that already share dtype ``args[-1].dtype``."""

@@ -82,13 +82,19 @@ def _binary_forward(kernel, compute):
     by = kernel.by_dtype
 
     def forward(x, y):
-        if type(x) is ndarray and type(y) is ndarray and x.dtype is y.dtype:
-            u = by.get(x.dtype)
-            if u is not None:
-                out = u(x, y)
-                return out if type(out) is ndarray else np.asarray(out)
+        # Fast paths: two arrays of one dtype, or an array and a Python number that cannot
+        # change its dtype (NumPy treats Python numbers as "weak", as kernelgraph does).
+        if type(x) is ndarray:
+            ty, dt = type(y), x.dtype
+            if (ty is ndarray and y.dtype is dt) or (ty is float and dt.kind == "f") or (
+                    ty is int and dt.kind in "fi"):
+                u = by.get(dt)
+                if u is not None:
+                    out = u(x, y)
+                    return out if type(out) is ndarray else np.asarray(out)
         return _call_kernel(kernel, compute, (x, y))
 
+    forward.kernel = kernel  # the eager hot path reads the ufunc loops directly
     return forward
 
 
@@ -144,8 +150,16 @@ def _pow_grad(g, out, needs, attrs, x, y):
         y_minus_1 = sub(y, 1) if _is_tensor(y) else y - 1
         gx = mul(g, mul(y, pow(x, y_minus_1)))
     if needs[1]:
-        gy = mul(g, mul(out, log(x)))
+        # A Python-number base (eager ``2 ** t``) stays a number: ``log(2)`` would dispatch
+        # to the eager front-end and hand a Tensor to an array computation.
+        log_x = log(x) if _is_tensor(x) else _scalar_log(x)
+        gy = mul(g, mul(out, log_x))
     return gx, gy
+
+
+def _scalar_log(x) -> float:
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return float(np.log(np.float64(x)))  # -inf at 0 and nan below, like the log op
 
 
 def _maximum_grad(g, out, needs, attrs, x, y):

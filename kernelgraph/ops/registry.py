@@ -25,7 +25,7 @@ DEFAULT_FRONTEND: list[Callable] = []  # for args with no tensor at all: eager
 
 
 def _raw(op, args, attrs):
-    if "name" in attrs:
+    if attrs and "name" in attrs:
         attrs = {k: v for k, v in attrs.items() if k != "name"}
     return op.forward(*args, **attrs)
 

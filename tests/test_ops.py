@@ -1,0 +1,450 @@
+"""Property tests for every op, in every mode.
+
+For each op and generated inputs (shapes of rank 0-3 with dims 1-4, broadcasting for
+binary ops) :func:`check_op` checks that
+- the eager result matches the NumPy reference (``kernels/reference.py``) in value, shape
+  and dtype, and the raw-NumPy front-end gives the very same bits;
+- the static graph infers a shape/dtype that fits what ``Session.run`` returns (with fully
+  known, partly known and unknown placeholder shapes), and returns the eager bits exactly;
+- gradients of ``sum(op(x) * w)`` (``w`` a fixed random weight, so the upstream gradient
+  is not all ones) have each input's shape and dtype, agree bit-for-bit between
+  ``backward()`` and ``kg.gradients``, and in float64 match central finite differences of
+  the NumPy reference.
+
+Inputs stay in safe domains: positive arguments for log/sqrt/pow, values on grids that
+keep away from the kinks of relu/abs/maximum/minimum and from ties for max.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+import kernelgraph as kg
+from kernelgraph.kernels.reference import REFERENCE
+
+F32, F64, I32, I64 = (np.dtype(t) for t in (np.float32, np.float64, np.int32, np.int64))
+BOOL = np.dtype(np.bool_)
+FLOATS = (F32, F64)
+INTS = (I32, I64)
+MAX_SIDE = 4
+
+# Forward tolerances against the float64 reference (float32 kernels round each step).
+FWD_TOL = {F32: {"rtol": 2e-5, "atol": 1e-5}, F64: {"rtol": 1e-10, "atol": 1e-12}}
+FD_TOL = {"rtol": 1e-5, "atol": 1e-6}
+PLACEHOLDER_SHAPES = st.sampled_from(["exact", "dims", "rank"])
+
+
+# -- helpers ---------------------------------------------------------------------------------
+def finite_difference_grad(f, args, i, eps=1e-6):
+    """Central finite differences of the scalar ``f(*args)`` with respect to ``args[i]``,
+    computed in float64 one element at a time."""
+    args = [np.array(a, copy=True) for a in args]
+    x = args[i] = args[i].astype(np.float64)
+    grad = np.zeros(x.shape, np.float64)
+    for idx in np.ndindex(x.shape):
+        orig = x[idx]
+        x[idx] = orig + eps
+        hi = f(*args)
+        x[idx] = orig - eps
+        lo = f(*args)
+        x[idx] = orig
+        grad[idx] = (hi - lo) / (2 * eps)
+    return grad
+
+
+def weights(shape, dtype):
+    """A fixed, shape-seeded upstream weight with values of both signs away from 0."""
+    rng = np.random.default_rng(1000 + 10 * len(shape) + sum(shape))
+    w = rng.uniform(0.5, 1.5, size=shape) * rng.choice([-1.0, 1.0], size=shape)
+    return np.asarray(w, dtype=dtype)
+
+
+def assert_same(a, b, what):
+    """Bit-for-bit equality of two arrays (dtype, shape and every byte)."""
+    a, b = np.asarray(a), np.asarray(b)
+    assert a.dtype == b.dtype, f"{what}: dtype {a.dtype} != {b.dtype}"
+    assert a.shape == b.shape, f"{what}: shape {a.shape} != {b.shape}"
+    assert np.ascontiguousarray(a).tobytes() == np.ascontiguousarray(b).tobytes(), (
+        f"{what}: values differ\n{a!r}\n{b!r}")
+
+
+def assert_close(got, expected, dtype, what):
+    if dtype in FLOATS:
+        np.testing.assert_allclose(got, expected, **FWD_TOL[dtype], err_msg=what)
+    else:
+        assert np.array_equal(got, expected), f"{what}: {got!r} != {expected!r}"
+
+
+def placeholder_shape(shape, mode):
+    return {"exact": tuple(shape), "dims": (None,) * len(shape), "rank": None}[mode]
+
+
+def shape_fits(declared, actual):
+    if declared is None:
+        return True
+    return len(declared) == len(actual) and all(
+        d is None or d == a for d, a in zip(declared, actual))
+
+
+def check_op(fn, ref, args, *, diff=(), out_dtype=None, ph="exact"):
+    """Run ``fn`` eagerly, on raw arrays and in a static graph, check it against ``ref`` and
+    (for the float inputs listed in ``diff``) check its gradients; returns
+    ``(eager output array, [eager gradient arrays])``."""
+    args = [np.asarray(a) for a in args]
+    out_dtype = np.dtype(out_dtype if out_dtype is not None else args[0].dtype)
+    diff = tuple(i for i in diff if args[i].dtype in FLOATS)
+    if out_dtype not in FLOATS:
+        diff = ()
+    ref_args = [a.astype(F64) if a.dtype == F32 else a for a in args]
+    expected = np.asarray(ref(*ref_args))
+
+    # eager
+    tensors = [kg.tensor(a, requires_grad=i in diff) for i, a in enumerate(args)]
+    for t, a in zip(tensors, args):
+        assert t.dtype == a.dtype
+    out = fn(*tensors)
+    assert isinstance(out, kg.Tensor), type(out)
+    assert out.dtype == out_dtype, f"eager dtype {out.dtype}, expected {out_dtype}"
+    assert out.shape == expected.shape, f"eager shape {out.shape}, expected {expected.shape}"
+    assert_close(out.data, expected, out_dtype, "eager forward vs reference")
+
+    # raw NumPy arrays: the same kernels, so the same bits
+    raw = fn(*[a.copy() for a in args])
+    assert isinstance(raw, np.ndarray), type(raw)
+    assert_same(raw, out.data, "raw vs eager forward")
+
+    # static
+    w = weights(expected.shape, out_dtype)
+    graph = kg.Graph()
+    with graph.as_default():
+        phs = [kg.placeholder(a.dtype, shape=placeholder_shape(a.shape, ph)) for a in args]
+        node = fn(*phs)
+        assert isinstance(node, kg.Node), type(node)
+        assert node.dtype == out_dtype, f"static dtype {node.dtype}, expected {out_dtype}"
+        assert shape_fits(node.shape, expected.shape), (node.shape, expected.shape)
+        fetches = [node]
+        if diff:
+            loss = kg.sum(node * kg.constant(w))
+            grads = kg.gradients(loss, [phs[i] for i in diff])
+            assert all(g is not None for g in grads)
+            for i, g in zip(diff, grads):
+                assert g.dtype == args[i].dtype, (g.dtype, args[i].dtype)
+            fetches += grads
+    with kg.Session(graph) as sess:
+        values = sess.run(fetches, feed_dict=dict(zip(phs, args)))
+    assert_same(values[0], out.data, "static vs eager forward")
+    if not diff:
+        return out.data, []
+
+    # gradients
+    loss = (out * kg.tensor(w)).sum()
+    loss.backward()
+    eager_grads = []
+    for k, i in enumerate(diff):
+        assert tensors[i].grad is not None, f"no eager gradient for input {i}"
+        eg, sg = tensors[i].grad.data, values[1 + k]
+        assert eg.shape == args[i].shape, f"grad {i} shape {eg.shape} != {args[i].shape}"
+        assert eg.dtype == args[i].dtype, f"grad {i} dtype {eg.dtype} != {args[i].dtype}"
+        assert_same(sg, eg, f"static vs eager gradient of input {i}")
+        if out_dtype == F64 and args[i].dtype == F64:
+            fd = finite_difference_grad(
+                lambda *a: float(np.sum(np.asarray(ref(*a), F64) * w)), ref_args, i)
+            np.testing.assert_allclose(eg, fd, **FD_TOL,
+                                       err_msg=f"gradient of input {i} vs finite differences")
+        eager_grads.append(eg)
+    return out.data, eager_grads
+
+
+# -- strategies ------------------------------------------------------------------------------
+def _grid(lo, hi, step, offset):
+    return st.integers(lo, hi).map(lambda i: i * step + offset)
+
+
+def elements(kind, dtype):
+    """Element strategies per input domain (all values exact in float32)."""
+    dtype = np.dtype(dtype)
+    if dtype == BOOL:
+        return st.booleans()
+    if kind == "distinct":  # with unique=True: no ties, and gaps far above the FD step
+        return st.integers(-100, 100) if dtype in INTS else _grid(-100, 100, 0.25, 0.0)
+    if dtype in INTS:
+        return st.integers(-6, 6)
+    width = 32 if dtype == F32 else 64
+
+    def floats(lo, hi):
+        return st.floats(lo, hi, width=width, allow_subnormal=False)
+
+    return {
+        "any": floats(-3.0, 3.0),
+        "positive": floats(0.25, 4.0),
+        "base": floats(0.5, 2.0),
+        "exponent": floats(-2.0, 2.0),
+        "nonzero": floats(0.5, 3.0) | floats(-3.0, -0.5),
+        "kinkless": _grid(-6, 5, 0.5, 0.25),  # never 0: relu / abs are smooth here
+        "grid_a": _grid(-6, 6, 0.5, 0.125),  # grid_a - grid_b is never within 0.25 of 0
+        "grid_b": _grid(-6, 6, 0.5, 0.375),
+        "ties": _grid(-4, 4, 0.5, 0.0),  # comparisons: equal values happen often
+    }[kind]
+
+
+def arrays(draw, kind, dtype, shape, unique=False):
+    return draw(hnp.arrays(dtype, shape, elements=elements(kind, dtype), unique=unique))
+
+
+def small_shapes(min_dims=0, max_dims=3):
+    return hnp.array_shapes(min_dims=min_dims, max_dims=max_dims, min_side=1,
+                            max_side=MAX_SIDE)
+
+
+def broadcast_shapes(n):
+    return hnp.mutually_broadcastable_shapes(num_shapes=n, min_dims=0, max_dims=3, min_side=1,
+                                             max_side=MAX_SIDE).map(lambda s: s.input_shapes)
+
+
+@st.composite
+def reduce_axes(draw, ndim):
+    kind = draw(st.sampled_from(["none", "int", "tuple"]))
+    if kind == "none" or (kind == "int" and ndim == 0):
+        return None
+    if kind == "int":
+        return draw(st.integers(-ndim, ndim - 1))
+    return draw(hnp.valid_tuple_axes(ndim))
+
+
+@st.composite
+def reshape_targets(draw, shape):
+    """A shape with the same number of elements as ``shape``, maybe with one -1."""
+    size = math.prod(shape)
+    factors, n = [], size
+    for p in (2, 3):
+        while n % p == 0:
+            factors.append(p)
+            n //= p
+    assert n == 1, size  # dims <= 4 have no other prime factors
+    rank = draw(st.integers(0 if size == 1 else 1, 3))
+    dims = [1] * rank
+    for f in factors:
+        dims[draw(st.integers(0, rank - 1))] *= f
+    if rank and draw(st.booleans()):
+        dims[draw(st.integers(0, rank - 1))] = -1
+    return tuple(dims)
+
+
+@st.composite
+def broadcast_to_cases(draw):
+    """(source shape, target shape) with the source broadcastable to the target."""
+    target = draw(small_shapes())
+    keep = draw(st.integers(0, len(target)))
+    source = [1 if draw(st.booleans()) else d for d in target[len(target) - keep:]]
+    return tuple(source), target
+
+
+@st.composite
+def permutations(draw, ndim):
+    perm = draw(st.permutations(range(ndim)))
+    # Negative axes are accepted too, as in NumPy.
+    return tuple(p - ndim if draw(st.booleans()) else p for p in perm)
+
+
+# -- elementwise -----------------------------------------------------------------------------
+UNARY = {  # name: (op, input domain, also test integer dtypes)
+    "neg": (kg.neg, "any", True),
+    "exp": (kg.exp, "any", False),
+    "log": (kg.log, "positive", False),
+    "sqrt": (kg.sqrt, "positive", False),
+    "tanh": (kg.tanh, "any", False),
+    "sigmoid": (kg.sigmoid, "any", False),
+    "relu": (kg.relu, "kinkless", False),
+    "abs": (kg.abs, "kinkless", True),
+    "square": (kg.square, "any", False),
+}
+UNARY_REF = dict(REFERENCE, square=np.square)
+
+BINARY = {  # name: (op, domain of x, domain of y, also test integer dtypes)
+    "add": (kg.add, "any", "any", True),
+    "sub": (kg.sub, "any", "any", True),
+    "mul": (kg.mul, "any", "any", True),
+    "div": (kg.div, "any", "nonzero", False),
+    "pow": (kg.pow, "base", "exponent", False),
+    "maximum": (kg.maximum, "grid_a", "grid_b", True),
+    "minimum": (kg.minimum, "grid_a", "grid_b", True),
+}
+
+COMPARISONS = ["equal", "not_equal", "less", "less_equal", "greater", "greater_equal"]
+
+
+def _cases(table):
+    return [(name, dt) for name, spec in table.items()
+            for dt in FLOATS + (INTS if spec[-1] else ())]
+
+
+@pytest.mark.parametrize("name, dtype", _cases(UNARY))
+@given(data=st.data())
+def test_unary(name, dtype, data):
+    op, kind, _ = UNARY[name]
+    x = arrays(data.draw, kind, dtype, data.draw(small_shapes()))
+    check_op(op, UNARY_REF[name], [x], diff=(0,), ph=data.draw(PLACEHOLDER_SHAPES))
+
+
+@pytest.mark.parametrize("name, dtype", _cases(BINARY))
+@given(data=st.data())
+def test_binary(name, dtype, data):
+    op, kind_x, kind_y, _ = BINARY[name]
+    sx, sy = data.draw(broadcast_shapes(2))
+    x = arrays(data.draw, kind_x, dtype, sx)
+    y = arrays(data.draw, kind_y, dtype, sy)
+    check_op(op, REFERENCE[name], [x, y], diff=(0, 1), ph=data.draw(PLACEHOLDER_SHAPES))
+
+
+@pytest.mark.parametrize("dtype", FLOATS + INTS)
+@pytest.mark.parametrize("name", COMPARISONS)
+@given(data=st.data())
+def test_comparison(name, dtype, data):
+    sx, sy = data.draw(broadcast_shapes(2))
+    x = arrays(data.draw, "ties", dtype, sx)
+    y = arrays(data.draw, "ties", dtype, sy)
+    out, grads = check_op(getattr(kg, name), REFERENCE[name], [x, y], out_dtype=BOOL,
+                          ph=data.draw(PLACEHOLDER_SHAPES))
+    assert grads == []
+
+
+@pytest.mark.parametrize("dtype", FLOATS + INTS)
+@given(data=st.data())
+def test_where(dtype, data):
+    sc, sx, sy = data.draw(broadcast_shapes(3))
+    cond = arrays(data.draw, "any", BOOL, sc)
+    x = arrays(data.draw, "any", dtype, sx)
+    y = arrays(data.draw, "any", dtype, sy)
+    check_op(kg.where, REFERENCE["where"], [cond, x, y], diff=(1, 2), out_dtype=dtype,
+             ph=data.draw(PLACEHOLDER_SHAPES))
+
+
+@pytest.mark.parametrize("src, dst", [(s, d) for s in FLOATS + INTS for d in FLOATS + INTS])
+@given(data=st.data())
+def test_cast(src, dst, data):
+    x = arrays(data.draw, "any", src, data.draw(small_shapes()))
+    out, grads = check_op(lambda t: kg.cast(t, dtype=dst), lambda a: a.astype(dst), [x],
+                          diff=(0,), out_dtype=dst, ph=data.draw(PLACEHOLDER_SHAPES))
+    if grads:  # float -> float: d/dx sum(cast(x) * w) is w, in x's dtype
+        w = weights(x.shape, dst)
+        np.testing.assert_allclose(grads[0], w.astype(src), rtol=1e-6)
+
+
+# -- reductions ------------------------------------------------------------------------------
+REDUCTIONS = {"sum": (kg.sum, "any", True), "mean": (kg.mean, "any", False),
+              "max": (kg.max, "distinct", True)}
+
+
+@pytest.mark.parametrize("name, dtype", _cases(REDUCTIONS))
+@given(data=st.data())
+def test_reduction(name, dtype, data):
+    op, kind, _ = REDUCTIONS[name]
+    shape = data.draw(small_shapes())
+    x = arrays(data.draw, kind, dtype, shape, unique=kind == "distinct")
+    axis = data.draw(reduce_axes(len(shape)))
+    keepdims = data.draw(st.booleans())
+    ref = REFERENCE[name]
+    check_op(lambda t: op(t, axis=axis, keepdims=keepdims),
+             lambda a: ref(a, axis=axis, keepdims=keepdims), [x], diff=(0,),
+             ph=data.draw(PLACEHOLDER_SHAPES))
+
+
+# -- linalg ----------------------------------------------------------------------------------
+@pytest.mark.parametrize("dtype", FLOATS + INTS)
+@given(data=st.data())
+def test_matmul(dtype, data):
+    shapes = data.draw(hnp.mutually_broadcastable_shapes(
+        signature="(m,k),(k,n)->(m,n)", max_dims=2, min_side=1, max_side=MAX_SIDE))
+    sa, sb = shapes.input_shapes
+    a = arrays(data.draw, "any", dtype, sa)
+    b = arrays(data.draw, "any", dtype, sb)
+    check_op(kg.matmul, REFERENCE["matmul"], [a, b], diff=(0, 1),
+             ph=data.draw(PLACEHOLDER_SHAPES))
+
+
+# -- shape ops -------------------------------------------------------------------------------
+@pytest.mark.parametrize("dtype", FLOATS + INTS)
+@given(data=st.data())
+def test_reshape(dtype, data):
+    shape = data.draw(small_shapes())
+    target = data.draw(reshape_targets(shape))
+    x = arrays(data.draw, "any", dtype, shape)
+    check_op(lambda t: kg.reshape(t, shape=target), lambda a: np.reshape(a, target), [x],
+             diff=(0,), ph=data.draw(PLACEHOLDER_SHAPES))
+
+
+@pytest.mark.parametrize("dtype", FLOATS + INTS)
+@given(data=st.data())
+def test_transpose(dtype, data):
+    shape = data.draw(small_shapes())
+    perm = data.draw(st.none() | permutations(len(shape)))
+    x = arrays(data.draw, "any", dtype, shape)
+    kw = {} if perm is None else {"perm": perm}
+    check_op(lambda t: kg.transpose(t, **kw), lambda a: REFERENCE["transpose"](a, perm), [x],
+             diff=(0,), ph=data.draw(PLACEHOLDER_SHAPES))
+
+
+@pytest.mark.parametrize("dtype", FLOATS + INTS)
+@given(data=st.data())
+def test_broadcast_to(dtype, data):
+    source, target = data.draw(broadcast_to_cases())
+    x = arrays(data.draw, "any", dtype, source)
+    check_op(lambda t: kg.broadcast_to(t, shape=target),
+             lambda a: REFERENCE["broadcast_to"](a, target), [x], diff=(0,),
+             ph=data.draw(PLACEHOLDER_SHAPES))
+
+
+# -- nn --------------------------------------------------------------------------------------
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("name", ["softmax", "log_softmax"])
+@given(data=st.data())
+def test_softmax(name, dtype, data):
+    shape = data.draw(small_shapes(min_dims=1))
+    axis = data.draw(st.integers(-len(shape), len(shape) - 1))
+    x = arrays(data.draw, "any", dtype, shape)
+    op, ref = getattr(kg, name), REFERENCE[name]
+    check_op(lambda t: op(t, axis=axis), lambda a: ref(a, axis=axis), [x], diff=(0,),
+             ph=data.draw(PLACEHOLDER_SHAPES))
+
+
+@st.composite
+def classification(draw, dtype, label_dtype):
+    n, c = draw(st.integers(1, MAX_SIDE)), draw(st.integers(1, MAX_SIDE))
+    logits = arrays(draw, "any", dtype, (n, c))
+    labels = draw(hnp.arrays(label_dtype, (n,), elements=st.integers(0, c - 1)))
+    return logits, labels
+
+
+@pytest.mark.parametrize("label_dtype", INTS)
+@pytest.mark.parametrize("dtype", FLOATS)
+@given(data=st.data())
+def test_softmax_cross_entropy(dtype, label_dtype, data):
+    logits, labels = data.draw(classification(dtype, label_dtype))
+    check_op(kg.softmax_cross_entropy, REFERENCE["softmax_cross_entropy"], [logits, labels],
+             diff=(0,), ph=data.draw(PLACEHOLDER_SHAPES))
+
+
+@pytest.mark.parametrize("label_dtype", INTS)
+@pytest.mark.parametrize("dtype", FLOATS)
+@given(data=st.data())
+def test_cross_entropy(dtype, label_dtype, data):
+    logits, labels = data.draw(classification(dtype, label_dtype))
+    ref = REFERENCE["softmax_cross_entropy"]
+    check_op(kg.cross_entropy, lambda lg, lb: np.mean(ref(lg, lb)), [logits, labels],
+             diff=(0,), ph=data.draw(PLACEHOLDER_SHAPES))
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@given(data=st.data())
+def test_mse_loss(dtype, data):
+    sp, st_ = data.draw(broadcast_shapes(2))
+    prediction = arrays(data.draw, "any", dtype, sp)
+    target = arrays(data.draw, "any", dtype, st_)
+    check_op(kg.mse_loss, lambda p, t: np.mean(np.square(p - t)), [prediction, target],
+             diff=(0, 1), ph=data.draw(PLACEHOLDER_SHAPES))

@@ -13,7 +13,8 @@ in static mode they add nodes.
 from __future__ import annotations
 
 from . import trace
-from .ops import add, sum_to_like
+from .dtypes import FLOATS
+from .ops import add, cast, sum_to_like
 from .ops.shapes import known
 
 
@@ -61,6 +62,8 @@ def propagate(order, grads: dict, mode: Mode) -> dict:
                 continue
             if not same_shape(gx, v):
                 gx = sum_to_like(gx, v)
+            if gx.dtype is not v.dtype and v.dtype in FLOATS and gx.dtype != v.dtype:
+                gx = cast(gx, dtype=v.dtype)  # a gradient has its input's dtype (PyTorch)
             k = key_of(x)
             prev = grads.get(id(k))
             grads[id(k)] = (k, gx if prev is None else add(prev[1], gx))

@@ -25,9 +25,9 @@ import numpy as np
 
 from . import autodiff, operators, trace
 from . import dtypes as D
+from . import ops as O
 from .errors import ShapeError
 from .graph import Node, _sequence, shape_str, user_location
-from . import ops as O
 from .ops import registry
 
 ndarray = np.ndarray
@@ -201,7 +201,7 @@ class Tensor:
     __hash__ = object.__hash__  # == is elementwise, as in PyTorch; identity hashing
 
     # -- autograd ------------------------------------------------------------------------------
-    def backward(self, grad=None, retain_graph: bool = False, create_graph: bool = False):
+    def backward(self, grad=None, retain_graph: bool | None = None, create_graph: bool = False):
         """Accumulate d(self)/d(leaf) into ``leaf.grad`` for every leaf that requires grad."""
         backward(self, grad, retain_graph=retain_graph, create_graph=create_graph)
 
@@ -338,12 +338,7 @@ def apply(op, args, attrs) -> Tensor:
         out = op.forward(*values, **attrs)
     except Exception as e:  # noqa: BLE001 - re-raised with the op's shapes named
         raise _explain(op, args, attrs, e) from None
-    result = Tensor.__new__(Tensor)
-    result.data = out
-    result.grad = None
-    result._hooks = None
-    result._node = None
-    result.requires_grad = False
+    result = _wrap(out)
     if need and _grad_enabled and op.grad is not None:
         _record(op, args, attrs, result)
         result.requires_grad = True
@@ -371,7 +366,7 @@ def _trace(op, args, attrs, result, start):
     elapsed = time.perf_counter() - start
     # While someone watches, every op is recorded (not only those that need gradients), so
     # the whole computation can be drawn; requires_grad is left as it was.
-    node = result._node or _record(op, args, attrs, result)
+    node = result._node if result._node is not None else _record(op, args, attrs, result)
     node.location = user_location(3)
     trace.emit("node_added", node=node, mode="eager", location=node.location)
     trace.emit("node_executed", node=node, mode="eager", seconds=elapsed)
@@ -501,13 +496,16 @@ def _reachable(roots):
     return order
 
 
-def backward(tensors, grad_tensors=None, retain_graph: bool = False,
-             create_graph: bool = False) -> None:
-    """``kg.autograd.backward``: accumulate gradients of ``tensors`` into the leaves."""
+def _differentiate(tensors, grad_tensors, retain_graph, create_graph, stop=()):
+    """Propagate from ``tensors`` and return autodiff's gradient dict, writing no ``.grad``.
+    Nodes in ``stop`` are not propagated through (their gradients stay in the dict)."""
     tensors = [tensors] if isinstance(tensors, Tensor) else list(tensors)
-    if grad_tensors is None or isinstance(grad_tensors, Tensor | ndarray | float | int):
-        grad_tensors = [grad_tensors] * len(tensors) if len(tensors) == 1 else (
-            [None] * len(tensors) if grad_tensors is None else [grad_tensors])
+    if grad_tensors is None:
+        grad_tensors = [None] * len(tensors)
+    elif isinstance(grad_tensors, Tensor | ndarray | float | int):
+        grad_tensors = [grad_tensors]
+    if len(grad_tensors) != len(tensors):
+        raise RuntimeError(f"got {len(grad_tensors)} gradients for {len(tensors)} tensors")
     grads = {}
     for i, (t, g) in enumerate(zip(tensors, grad_tensors)):
         if not t.requires_grad:
@@ -520,52 +518,62 @@ def backward(tensors, grad_tensors=None, retain_graph: bool = False,
         else:
             g = np.asarray(_value(g), dtype=t.dtype)
             if g.shape != t.shape:
-                raise RuntimeError(f"Mismatch in shape: grad_output[0] has a shape of "
-                                   f"{g.shape} and output[0] has a shape of {t.shape}.")
+                raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of "
+                                   f"{g.shape} and output[{i}] has a shape of {t.shape}.")
         key = t._node if t._node is not None else t
         g = _wrap(g) if create_graph else g
         prev = grads.get(id(key))
         grads[id(key)] = (key, g if prev is None else prev[1] + g)
-    order = _reachable([t._node for t in tensors])
-    mode = _EagerMode(create_graph)
+    if retain_graph is None:
+        retain_graph = create_graph  # as in PyTorch
+    stop_ids = {id(n) for n in stop}
+    order = [n for n in _reachable([t._node for t in tensors]) if id(n) not in stop_ids]
     with set_grad_enabled(create_graph):
-        autodiff.propagate(order, grads, mode)
+        autodiff.propagate(order, grads, _EagerMode(create_graph))
+    if not retain_graph:
+        for node in order:
+            node.freed = True
+    return grads
+
+
+def backward(tensors, grad_tensors=None, retain_graph: bool | None = None,
+             create_graph: bool = False) -> None:
+    """``kg.autograd.backward``: accumulate gradients of ``tensors`` into the leaves.
+
+    ``retain_graph`` defaults to ``create_graph``; without it the graph is freed afterwards.
+    """
+    grads = _differentiate(tensors, grad_tensors, retain_graph, create_graph)
+    with set_grad_enabled(create_graph):
         for leaf, g in grads.values():
             if type(leaf) is Tensor:
                 if leaf._hooks:
                     g = _run_hooks(leaf._hooks, g, create_graph)
+                if trace.active:
+                    trace.emit("gradient", node=leaf, grad=g)
                 leaf.grad = _as_grad(g, leaf.grad, create_graph)
-    if not retain_graph:
-        for node in order:
-            node.freed = True
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
          allow_unused=False):
-    """``kg.autograd.grad``: gradients of ``outputs`` w.r.t. ``inputs``, without touching
-    ``.grad``. Returns a tuple with one tensor per input."""
-    single = isinstance(inputs, Tensor)
-    inputs = [inputs] if single else list(inputs)
-    saved = [(x, x.grad) for x in inputs]
+    """``kg.autograd.grad``: gradients of ``outputs`` w.r.t. ``inputs`` (a tuple, one per
+    input), computed without touching any ``.grad``."""
+    inputs = [inputs] if isinstance(inputs, Tensor) else list(inputs)
+    stop = [x._node for x in inputs if x._node is not None]
+    grads = _differentiate(outputs, grad_outputs, retain_graph, create_graph, stop)
+    result = []
     for x in inputs:
-        x.grad = None
-    hooks_off = [(x, x._hooks) for x in inputs]
-    try:
-        for x in inputs:
-            if x._node is not None:
-                x.retain_grad()
-        backward(outputs, grad_outputs, retain_graph=bool(retain_graph or create_graph),
-                 create_graph=create_graph)
-        result = tuple(x.grad for x in inputs)
-    finally:
-        for (x, old), (_, hooks) in zip(saved, hooks_off):
-            x.grad = old
-            x._hooks = hooks
-    if not allow_unused and any(r is None for r in result):
-        raise RuntimeError("One of the differentiated Tensors appears to not have been used "
-                           "in the graph. Set allow_unused=True if this is the desired "
-                           "behavior.")
-    return result
+        entry = grads.get(id(x._node if x._node is not None else x))
+        if entry is None:
+            if not allow_unused:
+                raise RuntimeError("One of the differentiated Tensors appears to not have "
+                                   "been used in the graph. Set allow_unused=True if this is "
+                                   "the desired behavior.")
+            result.append(None)
+        else:
+            g = entry[1]
+            result.append(g if create_graph else _wrap(g.copy() if not g.flags.writeable
+                                                       else g))
+    return tuple(result)
 
 
 # -- grad mode -----------------------------------------------------------------------------------

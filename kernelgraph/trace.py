@@ -1,9 +1,9 @@
 """The engine's event bus: the widgets, timers and debuggers listen here.
 
 Events: ``node_added`` (a node was created, with its source location), ``node_executed``
-(a node ran, with its duration in seconds), ``gradient`` (a gradient for a node was
-computed, with its L2 norm). With no listener attached, the engine pays one check of the
-module-level flag :data:`active` per op and nothing more.
+(a node ran, with its duration in seconds), ``gradient`` (the gradient that reached a node
+during ``backward()`` or ``gradients()``, as ``grad``). With no listener attached, the
+engine pays one check of the module-level flag :data:`active` per op and nothing more.
 
 >>> import kernelgraph as kg
 >>> seen = []

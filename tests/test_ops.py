@@ -26,7 +26,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import kernelgraph as kg
-from kernelgraph.kernels.reference import REFERENCE
+from kernelgraph.kernels.reference import REFERENCE, sum_to_shape
 
 F32, F64, I32, I64 = (np.dtype(t) for t in (np.float32, np.float64, np.int32, np.int64))
 BOOL = np.dtype(np.bool_)
@@ -92,10 +92,11 @@ def shape_fits(declared, actual):
         d is None or d == a for d, a in zip(declared, actual))
 
 
-def check_op(fn, ref, args, *, diff=(), out_dtype=None, ph="exact"):
+def check_op(fn, ref, args, *, diff=(), out_dtype=None, ph="exact", fd=True):
     """Run ``fn`` eagerly, on raw arrays and in a static graph, check it against ``ref`` and
-    (for the float inputs listed in ``diff``) check its gradients; returns
-    ``(eager output array, [eager gradient arrays])``."""
+    (for the float inputs listed in ``diff``) check its gradients, against finite
+    differences too in float64 unless ``fd`` is false (at kinks, where the op picks a
+    subgradient); returns ``(eager output array, [eager gradient arrays])``."""
     args = [np.asarray(a) for a in args]
     out_dtype = np.dtype(out_dtype if out_dtype is not None else args[0].dtype)
     diff = tuple(i for i in diff if args[i].dtype in FLOATS)
@@ -110,6 +111,7 @@ def check_op(fn, ref, args, *, diff=(), out_dtype=None, ph="exact"):
         assert t.dtype == a.dtype
     out = fn(*tensors)
     assert isinstance(out, kg.Tensor), type(out)
+    assert type(out.data) is np.ndarray, type(out.data)
     assert out.dtype == out_dtype, f"eager dtype {out.dtype}, expected {out_dtype}"
     assert out.shape == expected.shape, f"eager shape {out.shape}, expected {expected.shape}"
     assert_close(out.data, expected, out_dtype, "eager forward vs reference")
@@ -149,13 +151,14 @@ def check_op(fn, ref, args, *, diff=(), out_dtype=None, ph="exact"):
     for k, i in enumerate(diff):
         assert tensors[i].grad is not None, f"no eager gradient for input {i}"
         eg, sg = tensors[i].grad.data, values[1 + k]
+        assert type(eg) is np.ndarray, f"grad {i} is a {type(eg).__name__}, not an ndarray"
         assert eg.shape == args[i].shape, f"grad {i} shape {eg.shape} != {args[i].shape}"
         assert eg.dtype == args[i].dtype, f"grad {i} dtype {eg.dtype} != {args[i].dtype}"
         assert_same(sg, eg, f"static vs eager gradient of input {i}")
-        if out_dtype == F64 and args[i].dtype == F64:
-            fd = finite_difference_grad(
+        if fd and out_dtype == F64 and args[i].dtype == F64:
+            numeric = finite_difference_grad(
                 lambda *a: float(np.sum(np.asarray(ref(*a), F64) * w)), ref_args, i)
-            np.testing.assert_allclose(eg, fd, **FD_TOL,
+            np.testing.assert_allclose(eg, numeric, **FD_TOL,
                                        err_msg=f"gradient of input {i} vs finite differences")
         eager_grads.append(eg)
     return out.data, eager_grads
@@ -350,9 +353,44 @@ def test_reduction(name, dtype, data):
     axis = data.draw(reduce_axes(len(shape)))
     keepdims = data.draw(st.booleans())
     ref = REFERENCE[name]
-    check_op(lambda t: op(t, axis=axis, keepdims=keepdims),
-             lambda a: ref(a, axis=axis, keepdims=keepdims), [x], diff=(0,),
+    # Also reduce a transposed (non-contiguous) view: the kernels' other memory layouts.
+    view = data.draw(st.sampled_from([lambda t: t, kg.transpose]))
+    check_op(lambda t: op(view(t), axis=axis, keepdims=keepdims),
+             lambda a: ref(np.transpose(a) if view is kg.transpose else a, axis=axis,
+                           keepdims=keepdims), [x], diff=(0,),
              ph=data.draw(PLACEHOLDER_SHAPES))
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@given(data=st.data())
+def test_max_gradient_splits_ties_evenly(dtype, data):
+    shape = data.draw(small_shapes(min_dims=1))
+    x = arrays(data.draw, "ties", dtype, shape)  # few distinct values: many ties
+    axis = data.draw(reduce_axes(len(shape)))
+    keepdims = data.draw(st.booleans())
+    ref = REFERENCE["max"]
+    out, (grad,) = check_op(lambda t: kg.max(t, axis=axis, keepdims=keepdims),
+                            lambda a: ref(a, axis=axis, keepdims=keepdims), [x], diff=(0,),
+                            ph=data.draw(PLACEHOLDER_SHAPES), fd=False)
+    w = weights(out.shape, dtype)
+    top = ref(x, axis=axis, keepdims=True)
+    hit = (x == top).astype(dtype)
+    expected = hit * np.reshape(w, top.shape) / np.sum(hit, axis=axis, keepdims=True)
+    np.testing.assert_allclose(grad, expected, **FWD_TOL[dtype])
+
+
+@pytest.mark.parametrize("name", ["maximum", "minimum"])
+@given(data=st.data())
+def test_maximum_minimum_ties_go_to_x(name, data):
+    """At x == y the whole gradient goes to x (TensorFlow's rule)."""
+    sx, sy = data.draw(broadcast_shapes(2))
+    x, y = arrays(data.draw, "ties", F64, sx), arrays(data.draw, "ties", F64, sy)
+    out, (gx, gy) = check_op(getattr(kg, name), REFERENCE[name], [x, y], diff=(0, 1),
+                             ph=data.draw(PLACEHOLDER_SHAPES), fd=False)
+    w = weights(out.shape, F64)
+    take_x = (x >= y) if name == "maximum" else (x <= y)
+    np.testing.assert_allclose(gx, sum_to_shape(np.where(take_x, w, 0.0), x.shape), atol=1e-12)
+    np.testing.assert_allclose(gy, sum_to_shape(np.where(take_x, 0.0, w), y.shape), atol=1e-12)
 
 
 # -- linalg ----------------------------------------------------------------------------------
@@ -409,8 +447,13 @@ def test_softmax(name, dtype, data):
     axis = data.draw(st.integers(-len(shape), len(shape) - 1))
     x = arrays(data.draw, "any", dtype, shape)
     op, ref = getattr(kg, name), REFERENCE[name]
-    check_op(lambda t: op(t, axis=axis), lambda a: ref(a, axis=axis), [x], diff=(0,),
-             ph=data.draw(PLACEHOLDER_SHAPES))
+    if data.draw(st.booleans()):  # a transposed (non-contiguous) view
+        check_op(lambda t: op(kg.transpose(t), axis=axis),
+                 lambda a: ref(np.transpose(a), axis=axis), [x], diff=(0,),
+                 ph=data.draw(PLACEHOLDER_SHAPES))
+    else:
+        check_op(lambda t: op(t, axis=axis), lambda a: ref(a, axis=axis), [x], diff=(0,),
+                 ph=data.draw(PLACEHOLDER_SHAPES))
 
 
 @st.composite
@@ -448,3 +491,103 @@ def test_mse_loss(dtype, data):
     target = arrays(data.draw, "any", dtype, st_)
     check_op(kg.mse_loss, lambda p, t: np.mean(np.square(p - t)), [prediction, target],
              diff=(0, 1), ph=data.draw(PLACEHOLDER_SHAPES))
+
+
+# -- mixed dtypes and Python scalars ---------------------------------------------------------
+ALL_DTYPES = (BOOL, I32, I64, F32, F64)
+MIXED = {  # name: (op, domain of x, domain of y, output dtype rule for the promoted dtype)
+    "add": (kg.add, "any", "any", "arith"),
+    "sub": (kg.sub, "any", "any", "arith"),
+    "mul": (kg.mul, "any", "any", "arith"),
+    "div": (kg.div, "any", "nonzero", "floating"),
+    "maximum": (kg.maximum, "grid_a", "grid_b", "arith"),
+    "minimum": (kg.minimum, "grid_a", "grid_b", "arith"),
+    **{name: (getattr(kg, name), "ties", "ties", "bool") for name in COMPARISONS},
+}
+
+
+def result_dtype(a, b, rule):
+    """PyTorch promotion (bool < ints < floats, then width), then the op's compute rule."""
+    rank = {BOOL: 0, I32: 1, I64: 2, F32: 3, F64: 4}
+    dt = max(a, b, key=rank.get)
+    if rule == "bool":
+        return BOOL
+    if rule == "floating" and dt not in FLOATS:
+        return F32
+    return I64 if dt == BOOL else dt
+
+
+def mixed_arrays(draw, kind, dtype, shape):
+    """Values of ``kind`` for floats; for ints and bools, integers that avoid 0 where
+    ``kind`` does (so int divisors are never 0)."""
+    if dtype in FLOATS:
+        return arrays(draw, kind, dtype, shape)
+    if dtype == BOOL:
+        elements = st.just(True) if kind == "nonzero" else st.booleans()
+    else:
+        elements = st.integers(1, 4) | st.integers(-4, -1) if kind == "nonzero" else \
+            st.integers(-4, 4)
+    return draw(hnp.arrays(dtype, shape, elements=elements))
+
+
+@pytest.mark.parametrize("name", list(MIXED))
+@given(data=st.data())
+def test_binary_mixed_dtypes(name, data):
+    """Promotion and gradient dtypes agree in every mode (a gradient has its input's dtype)."""
+    op, kind_x, kind_y, rule = MIXED[name]
+    dx, dy = data.draw(st.sampled_from(ALL_DTYPES)), data.draw(st.sampled_from(ALL_DTYPES))
+    sx, sy = data.draw(broadcast_shapes(2))
+    x, y = mixed_arrays(data.draw, kind_x, dx, sx), mixed_arrays(data.draw, kind_y, dy, sy)
+    out_dtype = result_dtype(dx, dy, rule)
+    ref = REFERENCE[name]
+
+    def reference(a, b):
+        if out_dtype in FLOATS:
+            return ref(a.astype(F64), b.astype(F64))
+        if out_dtype == BOOL:
+            return ref(a, b)
+        return ref(a.astype(out_dtype), b.astype(out_dtype))
+
+    check_op(op, reference, [x, y], diff=(0, 1), out_dtype=out_dtype,
+             ph=data.draw(PLACEHOLDER_SHAPES))
+
+
+SCALARS = [2, -3, 0.5, -1.25, True]
+
+
+@pytest.mark.parametrize("side", ["right", "left"])
+@pytest.mark.parametrize("name", ["add", "sub", "mul", "div", "pow", "maximum", "minimum",
+                                  "less", "greater_equal"])
+@given(data=st.data())
+def test_python_scalar_operand(name, side, data):
+    """A Python number is a 'weak' operand: it keeps the tensor's dtype unless it changes
+    its kind (int tensor * 0.5 is float32), identically in eager, static and raw mode."""
+    dtype = data.draw(st.sampled_from((I32, I64, F32, F64)))
+    scalar = data.draw(st.sampled_from(SCALARS))
+    kind = "base" if name == "pow" and side == "right" else "nonzero"
+    if name == "pow" and side == "left":
+        scalar = abs(scalar) or 2
+    x = mixed_arrays(data.draw, kind, dtype, data.draw(small_shapes()))
+    if dtype in INTS and name in ("pow", "div"):
+        # no integer 0 base or divisor; no integer to a negative integer power
+        x = (np.abs(x) + 1).astype(dtype)
+        if name == "pow" and side == "right" and type(scalar) is int and scalar < 0:
+            scalar = 3
+    if isinstance(scalar, float):
+        out_dtype = dtype if dtype in FLOATS else F32
+    else:
+        out_dtype = dtype
+    if name == "div" and out_dtype in INTS:
+        out_dtype = F32
+    if name in ("less", "greater_equal"):
+        out_dtype = BOOL
+    op, ref = getattr(kg, name), REFERENCE[name]
+    fn = (lambda t: op(t, scalar)) if side == "right" else (lambda t: op(scalar, t))
+
+    def reference(a):
+        a = a.astype(F64)
+        r = np.asarray(ref(a, scalar) if side == "right" else ref(scalar, a))
+        return r.astype(out_dtype) if out_dtype in INTS else r
+
+    check_op(fn, reference, [x], diff=(0,), out_dtype=out_dtype,
+             ph=data.draw(PLACEHOLDER_SHAPES))

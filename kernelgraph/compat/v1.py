@@ -23,8 +23,14 @@ from ..graph import Graph, Node, get_default_graph, name_scope, reset_default_gr
 from ..static.gradients import gradients
 from ..static.session import InteractiveSession, Session, get_default_session
 from ..static.variables import (
-    Variable, constant, global_variables, global_variables_initializer, group, placeholder,
-    trainable_variables, variables_initializer,
+    Variable,
+    constant,
+    global_variables,
+    global_variables_initializer,
+    group,
+    placeholder,
+    trainable_variables,
+    variables_initializer,
 )
 
 bool = bool_  # noqa: A001 - tf.bool

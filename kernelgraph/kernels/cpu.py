@@ -19,6 +19,9 @@ import numpy as np
 from numba import njit, prange, vectorize
 
 ndarray = np.ndarray
+# The builtin, saved before the `abs` kernel below shadows it (numba resolves `_abs`'s
+# global at compile time, when the module-level name is already the kernel).
+_builtin_abs = abs
 
 # Work below this many multiply-adds is not worth waking numba's thread pool for.
 PARALLEL_MIN_WORK = 1 << 18
@@ -83,7 +86,7 @@ def _exp(a): return math.exp(a)
 def _log(a): return math.log(a) if a > 0 else (-math.inf if a == 0 else math.nan)
 def _sqrt(a): return math.sqrt(a) if a >= 0 else math.nan
 def _tanh(a): return math.tanh(a)
-def _abs(a): return abs(a)
+def _abs(a): return _builtin_abs(a)
 def _sign(a): return (a > 0) - (a < 0)
 def _relu(a): return a if a > 0 else 0
 def _eq(a, b): return a == b
@@ -300,6 +303,8 @@ def _matmul_batched(a, b, out):
                 row[j] += aik * brow[j]
 
 
+# The same loop again with prange: numba compiles a function once per option set, so the
+# serial and the threaded kernel must be two functions (threads cost ~10 us to wake).
 @njit(cache=True, parallel=True)
 def _matmul_batched_parallel(a, b, out):
     nb, m, kk = a.shape

@@ -258,7 +258,8 @@ def _cast_grad(g, out, needs, attrs, x):
 
 
 cast = define("cast", _cast_forward, lambda s, d, attrs: (s[0], D.as_dtype(attrs["dtype"])),
-              _cast_grad, elementwise=True, doc="Convert to ``dtype`` (a copy).")
+              _cast_grad, elementwise=True, attr_names=("dtype",),
+              doc="Convert to ``dtype`` (a copy).")
 
 
 def _like_forward(fill):

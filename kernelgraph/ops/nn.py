@@ -38,9 +38,11 @@ def _log_softmax_grad(g, out, needs, attrs, x):
 
 
 softmax = define("softmax", _float_forward(cpu.softmax), _softmax_infer, _softmax_grad,
+                 attr_names=("axis",),
                  doc="exp(x) / sum(exp(x)) along ``axis`` (default -1), computed stably.")
 log_softmax = define("log_softmax", _float_forward(cpu.log_softmax), _softmax_infer,
-                     _log_softmax_grad, doc="log(softmax(x)) along ``axis``, computed stably.")
+                     _log_softmax_grad, attr_names=("axis",),
+                     doc="log(softmax(x)) along ``axis``, computed stably.")
 
 
 def _xent_infer(shapes_, dtypes, attrs):

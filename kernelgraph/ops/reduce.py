@@ -64,9 +64,12 @@ def _max_grad(g, out, needs, attrs, x):
 
 
 sum = define("sum", cpu.reduce_sum, _sum_infer, _sum_grad,  # noqa: A001
+             attr_names=("axis", "keepdims"),
              doc="Sum over ``axis`` (int, tuple or None for all), keeping dims if ``keepdims``.")
-mean = define("mean", _mean_forward, _mean_infer, _mean_grad, doc="Mean over ``axis``.")
+mean = define("mean", _mean_forward, _mean_infer, _mean_grad, doc="Mean over ``axis``.",
+              attr_names=("axis", "keepdims"))
 max = define("max", cpu.reduce_max, _reduce_infer, _max_grad,  # noqa: A001
+             attr_names=("axis", "keepdims"),
              doc="Maximum over ``axis``; the gradient is split evenly between ties.")
 
 
@@ -79,7 +82,9 @@ def _broadcast_reduced_forward(g, like, axis=None, keepdims=False, mean=False):
         count = 1
         for a in axes:
             count *= like.shape[a]
-        out = np.divide(out, builtins_max(count, 1), dtype=out.dtype)
+        # np.divide turns a 0-d array into a NumPy scalar; keep an array, or the next op
+        # (dispatching on ndarray) would fall through to the eager front-end.
+        out = np.asarray(np.divide(out, builtins_max(count, 1), dtype=out.dtype))
     return out
 
 

@@ -36,10 +36,12 @@ FRONTENDS[np.ndarray] = _raw
 class Op:
     """One operation: shape rule, forward kernel, gradient rule (see module docstring)."""
 
-    __slots__ = ("name", "forward", "infer", "grad", "view", "elementwise", "doc")
+    __slots__ = ("name", "forward", "infer", "grad", "view", "elementwise", "doc", "attr_names",
+                 "arity")
 
     def __init__(self, name: str, forward: Callable, infer: Callable, grad: Callable | None,
-                 *, view: bool = False, elementwise: bool = False, doc: str = ""):
+                 *, view: bool = False, elementwise: bool = False, doc: str = "",
+                 attr_names: tuple = (), inputs: int = 1):
         self.name = name
         self.forward = forward
         self.infer = infer
@@ -47,13 +49,34 @@ class Op:
         self.view = view  # output may share memory with input 0 (reshape, transpose ...)
         self.elementwise = elementwise
         self.doc = doc
+        # Attributes that may also be passed by position after the ``inputs`` tensors, as in
+        # ``kg.sum(x, 1)`` or ``kg.reshape(x, (2, 3))``; ops without any take any arity.
+        self.attr_names = tuple(attr_names)
+        self.arity = inputs if attr_names else 1 << 30
 
     def __call__(self, *args, **attrs):
+        if len(args) > self.arity:
+            args, attrs = self._bind(args, attrs)
         for a in args:
             apply = FRONTENDS.get(type(a))
             if apply is not None:
                 return apply(self, args, attrs)
         return DEFAULT_FRONTEND[0](self, args, attrs)
+
+    def _bind(self, args, attrs):
+        """Move positional attributes (after the tensor inputs) into ``attrs``. Without this
+        a positional axis or shape would become a tensor input of the node."""
+        extra = args[self.arity:]
+        if len(extra) > len(self.attr_names):
+            raise TypeError(f"{self.name}() takes {self.arity} tensor input(s) and then at most "
+                            f"({', '.join(self.attr_names)}), got {len(args)} positional "
+                            "arguments")
+        attrs = dict(attrs)
+        for key, value in zip(self.attr_names, extra):
+            if key in attrs:
+                raise TypeError(f"{self.name}() got multiple values for argument '{key}'")
+            attrs[key] = value
+        return args[:self.arity], attrs
 
     def __repr__(self):
         return f"<kg op {self.name}>"

@@ -45,6 +45,7 @@ def _reshape_infer(shapes_, dtypes, attrs):
 
 reshape = define("reshape", _reshape_forward, _reshape_infer,
                  lambda g, out, needs, attrs, x: (reshape_like(g, x),), view=True,
+                 attr_names=("shape",),
                  doc="Same elements, new shape; one dim may be -1 (inferred).")
 reshape_like = define("reshape_like", lambda x, like: np.reshape(x, np.shape(like)),
                       lambda s, d, attrs: (s[1], d[0]),
@@ -85,7 +86,8 @@ def _transpose_grad(g, out, needs, attrs, x):
 
 
 transpose = define("transpose", _transpose_forward, _transpose_infer, _transpose_grad,
-                   view=True, doc="Permute axes (reverse them when ``perm`` is None).")
+                   view=True, attr_names=("perm",),
+                   doc="Permute axes (reverse them when ``perm`` is None).")
 
 
 def _matrix_transpose_infer(shapes_, dtypes, attrs):
@@ -117,4 +119,4 @@ def _broadcast_to_infer(shapes_, dtypes, attrs):
 broadcast_to = define(
     "broadcast_to", lambda x, shape: np.broadcast_to(x, _norm_shape(shape)),
     _broadcast_to_infer, lambda g, out, needs, attrs, x: (sum_to_like(g, x),), view=True,
-    doc="Broadcast x to ``shape`` (a read-only view).")
+    attr_names=("shape",), doc="Broadcast x to ``shape`` (a read-only view).")

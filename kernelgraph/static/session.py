@@ -21,7 +21,12 @@ from ..errors import FailedPreconditionError, InvalidArgumentError, OpError
 from ..graph import Node, describe_location, get_default_graph, shape_str
 from ..ops import add, sub
 from .variables import (
-    assign_add_op, assign_op, assign_sub_op, no_op, placeholder_op, variable_op,
+    assign_add_op,
+    assign_op,
+    assign_sub_op,
+    no_op,
+    placeholder_op,
+    variable_op,
 )
 
 _ASSIGNS = (assign_op, assign_add_op, assign_sub_op)
@@ -90,10 +95,10 @@ class Plan:
                 if n.op is assign_op:
                     emit(n, f"{v} = _store[_var{n.seq}] = {val}")
                 else:
-                    env["_add" if n.op is assign_add_op else "_sub"] = (
-                        add.forward if n.op is assign_add_op else sub.forward)
                     fn = "_add" if n.op is assign_add_op else "_sub"
+                    env[fn] = add.forward if n.op is assign_add_op else sub.forward
                     emit(n, f"{v} = _store[_var{n.seq}] = {fn}(_store[_var{n.seq}], {val})")
+                aliases.add(id(n))  # its value is the variable's own array
             elif n.op is no_op:
                 emit(n, f"{v} = None")
             else:
@@ -288,7 +293,8 @@ class Session:
                             "string or Tensor. (Can not convert a "
                             f"{type(x).__name__} into a Tensor or Operation.)")
         if x.graph is not self.graph:
-            raise ValueError(f"Tensor {x!r} is not an element of this graph.")
+            where = f"\n{describe_location(x.location)}" if x.location else ""
+            raise ValueError(f"Tensor {x!r} is not an element of this graph.{where}")
         return x
 
     # -- lifetime --------------------------------------------------------------------------------

@@ -7,7 +7,7 @@ from hypothesis import HealthCheck, settings
 # derandomize: the same examples on every run (no flakes, no example database on disk).
 # Select a bigger run with HYPOTHESIS_PROFILE=thorough.
 settings.register_profile(
-    "kg", max_examples=12, deadline=None, derandomize=True, database=None,
+    "kg", max_examples=20, deadline=None, derandomize=True, database=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
                            HealthCheck.filter_too_much],
 )

@@ -49,7 +49,9 @@ class UfuncKernel:
     def compile(self, dt: np.dtype) -> np.ufunc:
         ins, out = self.signature(dt)
         sig = numba.from_dtype(out)(*[numba.from_dtype(d) for d in ins])
-        ufunc = vectorize([sig], cache=True)(self.fn)
+        # numba wraps the ufunc in a DUFunc whose own dispatch costs ~0.9 us a call; the plain
+        # NumPy ufunc inside costs ~0.23 us, so that is what we keep.
+        ufunc = vectorize([sig], cache=True)(self.fn).ufunc
         self.by_dtype[dt] = ufunc
         return ufunc
 

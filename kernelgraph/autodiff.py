@@ -21,19 +21,20 @@ from .ops.shapes import known
 class Mode:
     """How one front-end exposes its graph to :func:`propagate` (see subclasses)."""
 
-    def value(self, x):  # the value a gradient rule receives for input/output x
+    def value(self, x):
+        """The value a gradient rule receives for node x's output."""
         raise NotImplementedError
 
-    def needs(self, x) -> bool:  # does input x want a gradient?
-        raise NotImplementedError
-
-    def key(self, x):  # what gradients for input x are gathered under (a node or a leaf)
+    def inputs(self, node) -> tuple[list, list, list]:
+        """For each input of ``node``: does it want a gradient, the value the rule receives,
+        and the key its gradient is gathered under (None when it wants none)."""
         raise NotImplementedError
 
     def same_shape(self, g, x) -> bool:
         raise NotImplementedError
 
-    def on_gradient(self, key, g):  # hooks, retain_grad, trace; may replace g
+    def on_gradient(self, node, g):
+        """Hooks, retain_grad ...; may replace g."""
         return g
 
 
@@ -41,7 +42,7 @@ def propagate(order, grads: dict, mode: Mode) -> dict:
     """Run gradient rules for ``order`` (nodes, latest first), starting from ``grads``
     (``{id(key): (key, gradient)}``); returns the same dict holding every gradient reached."""
     tracing = trace.active
-    value, needs_grad, key_of, same_shape = mode.value, mode.needs, mode.key, mode.same_shape
+    value, inputs_of, same_shape = mode.value, mode.inputs, mode.same_shape
     on_gradient = mode.on_gradient
     for node in order:
         entry = grads.pop(id(node), None)
@@ -53,18 +54,15 @@ def propagate(order, grads: dict, mode: Mode) -> dict:
         rule = node.op.grad
         if rule is None:
             continue  # not differentiable (comparisons, sign ...): no gradient flows
-        inputs = node.inputs
-        needs = [needs_grad(x) for x in inputs]
-        values = [value(x) for x in inputs]
+        needs, values, keys = inputs_of(node)
         in_grads = rule(g, value(node), needs, node.attrs, *values)
-        for x, v, need, gx in zip(inputs, values, needs, in_grads):
-            if not need or gx is None:
+        for k, v, gx in zip(keys, values, in_grads):
+            if k is None or gx is None:
                 continue
             if not same_shape(gx, v):
                 gx = sum_to_like(gx, v)
-            if gx.dtype is not v.dtype and v.dtype in FLOATS and gx.dtype != v.dtype:
-                gx = cast(gx, dtype=v.dtype)  # a gradient has its input's dtype (PyTorch)
-            k = key_of(x)
+            if gx.dtype != v.dtype and v.dtype in FLOATS:
+                gx = cast(gx, dtype=v.dtype)  # a gradient keeps its input's dtype (PyTorch)
             prev = grads.get(id(k))
             grads[id(k)] = (k, gx if prev is None else add(prev[1], gx))
     return grads

@@ -80,7 +80,24 @@ class Tensor:
     node that made them (``grad_fn``), and ``backward()`` fills ``.grad`` of the leaves.
     """
 
-    __slots__ = ("data", "requires_grad", "grad", "_node", "_hooks", "__weakref__")
+    # ``_grad`` and ``_hooks`` are left unset on new tensors (read through ``grad`` and
+    # ``_leaf_hooks``): two attribute stores fewer on every op, which is ~6% of an eager add.
+    __slots__ = ("data", "requires_grad", "_grad", "_node", "_hooks", "__weakref__")
+
+    @property
+    def grad(self):
+        """The accumulated gradient (a Tensor), or None before any backward reached it."""
+        try:
+            return self._grad
+        except AttributeError:
+            return None
+
+    @grad.setter
+    def grad(self, value):
+        self._grad = value
+
+    def _leaf_hooks(self):
+        return getattr(self, "_hooks", None)
     __array_priority__ = 100  # so ndarray + Tensor calls Tensor.__radd__
 
     # -- properties ----------------------------------------------------------------------------
@@ -223,7 +240,7 @@ class Tensor:
                 self._node.hooks = []
             hooks = self._node.hooks
         else:
-            if self._hooks is None:
+            if self._leaf_hooks() is None:
                 self._hooks = []
             hooks = self._hooks
         hooks.append(fn)
@@ -243,9 +260,7 @@ def _wrap(data, requires_grad=False) -> Tensor:
     t = Tensor.__new__(Tensor)
     t.data = data
     t.requires_grad = requires_grad
-    t.grad = None
     t._node = None
-    t._hooks = None
     return t
 
 
@@ -402,8 +417,6 @@ def _binary(op):
             raise _explain(op, (x, y), {}, e) from None
         t = new(Tensor)
         t.data = out if type(out) is ndarray else np.asarray(out)
-        t.grad = None
-        t._hooks = None
         if need and _grad_enabled:
             _record(op, (x, y), None, t)
             t.requires_grad = True
@@ -435,18 +448,24 @@ class _EagerMode(autodiff.Mode):
     def __init__(self, create_graph):
         self.create_graph = create_graph
 
-    def value(self, x):
-        if type(x) is Tensor:
-            return x if self.create_graph else x.data
-        if type(x) is EagerNode:
-            return _wrap(x.value) if self.create_graph else x.value
-        return x
+    def value(self, node):
+        return _wrap(node.value) if self.create_graph else node.value
 
-    def needs(self, x):
-        return type(x) is Tensor and x.requires_grad
-
-    def key(self, x):
-        return x._node if x._node is not None else x
+    def inputs(self, node):
+        needs, values, keys = [], [], []
+        as_tensor = self.create_graph
+        for x in node.inputs:
+            if type(x) is Tensor:
+                values.append(x if as_tensor else x.data)
+                if x.requires_grad:
+                    needs.append(True)
+                    keys.append(x if x._node is None else x._node)
+                    continue
+            else:
+                values.append(x)
+            needs.append(False)
+            keys.append(None)
+        return needs, values, keys
 
     def same_shape(self, g, x):
         return g.shape == x.shape
@@ -546,8 +565,9 @@ def backward(tensors, grad_tensors=None, retain_graph: bool | None = None,
     with set_grad_enabled(create_graph):
         for leaf, g in grads.values():
             if type(leaf) is Tensor:
-                if leaf._hooks:
-                    g = _run_hooks(leaf._hooks, g, create_graph)
+                hooks = leaf._leaf_hooks()
+                if hooks:
+                    g = _run_hooks(hooks, g, create_graph)
                 if trace.active:
                     trace.emit("gradient", node=leaf, grad=g)
                 leaf.grad = _as_grad(g, leaf.grad, create_graph)

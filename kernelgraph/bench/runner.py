@@ -36,7 +36,7 @@ class Settings:
                 "number": self.number if self.number is not None else "calibrated",
                 "gc_enabled_while_timing": self.gc,
                 "warmup": "calibration run (or one discarded batch when number is fixed)",
-                "unit": "microseconds per call (per op for graph construction)"}
+                "unit": "microseconds per call (per graph node for graph construction)"}
 
 
 FULL = Settings()
@@ -193,7 +193,7 @@ def _footnotes(doc) -> list[str]:
         nodes = [f"{LABELS[f]} {cell['graph_nodes']}" for f, cell in row["results"].items()
                  if cell.get("graph_nodes")]
         if nodes:
-            notes.append(f"row {row['id']} is per op of the 100-op chain; nodes in the built "
+            notes.append(f"row {row['id']} is per node of the graph built; nodes in the built "
                          f"graph: {', '.join(nodes)}")
     notes.append("chain: (x * 1.01, x + 0.5, tanh(x), sigmoid(x)) x 25 = 100 ops on a (16,) "
                  "float32 tensor; numpy sigmoid is 1 / (1 + exp(-x))")

@@ -19,18 +19,13 @@ from collections.abc import Callable
 
 import numpy as np
 
+ndarray = np.ndarray
+
 # type -> apply(op, args, attrs); filled in by the front-end modules when they are imported.
 FRONTENDS: dict[type, Callable] = {}
 DEFAULT_FRONTEND: list[Callable] = []  # for args with no tensor at all: eager
 
 
-def _raw(op, args, attrs):
-    if attrs and "name" in attrs:
-        attrs = {k: v for k, v in attrs.items() if k != "name"}
-    return op.forward(*args, **attrs)
-
-
-FRONTENDS[np.ndarray] = _raw
 
 
 class Op:
@@ -57,10 +52,21 @@ class Op:
     def __call__(self, *args, **attrs):
         if len(args) > self.arity:
             args, attrs = self._bind(args, attrs)
+        # A tensor or graph node anywhere decides the mode; plain arrays only when there is
+        # neither (kg.mul(np_array, tensor) is eager, not an array computation).
+        raw = False
         for a in args:
-            apply = FRONTENDS.get(type(a))
+            t = type(a)
+            if t is ndarray:
+                raw = True
+                continue
+            apply = FRONTENDS.get(t)
             if apply is not None:
                 return apply(self, args, attrs)
+        if raw:
+            if attrs and "name" in attrs:
+                attrs = {k: v for k, v in attrs.items() if k != "name"}
+            return self.forward(*args, **attrs)
         return DEFAULT_FRONTEND[0](self, args, attrs)
 
     def _bind(self, args, attrs):

@@ -14,14 +14,13 @@ class _StaticMode(autodiff.Mode):
     def __init__(self, between):
         self.between = between
 
-    def value(self, x):
-        return x
+    def value(self, node):
+        return node
 
-    def needs(self, x):
-        return id(x) in self.between
-
-    def key(self, x):
-        return x
+    def inputs(self, node):
+        ins = node.inputs
+        needs = [id(x) in self.between for x in ins]
+        return needs, list(ins), [x if need else None for x, need in zip(ins, needs)]
 
     same_shape = staticmethod(autodiff.static_same_shape)
 

@@ -97,6 +97,23 @@ multiply, subtract, divide, negative = mul, sub, div, neg
 
 __version__ = "0.1.0"
 
+
+def _jupyter_labextension_paths() -> list[dict[str, str]]:
+    """Where JupyterLab finds the prebuilt extension (``jupyter labextension develop .``)."""
+    return [{"src": "labextension", "dest": "kernelgraph-extension"}]
+
+
+def __getattr__(name: str):
+    # The notebook views import IPython (and, for the widgets, ipywidgets and plotly): load
+    # them on first use so that `import kernelgraph` stays fast.
+    if name in ("show", "widgets"):
+        import importlib
+
+        widgets = importlib.import_module(".widgets", __name__)
+        return widgets if name == "widgets" else widgets.show
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 __all__ = [
     "EagerNode", "Graph", "InteractiveSession", "Node", "Session", "Tensor", "Variable",
     "abs", "add", "arange", "autograd", "bool_", "broadcast_to", "cast", "constant",
@@ -107,8 +124,8 @@ __all__ = [
     "log_softmax", "matmul", "max", "maximum", "mean", "minimum", "mse_loss", "mul",
     "multiply", "name_scope", "neg", "negative", "no_grad", "not_equal", "ones", "ones_like",
     "ops", "placeholder", "pow", "reduce_max", "reduce_mean", "reduce_sum", "relu",
-    "reset_default_graph", "reshape", "set_grad_enabled", "sigmoid", "sign", "softmax",
+    "reset_default_graph", "reshape", "set_grad_enabled", "show", "sigmoid", "sign", "softmax",
     "softmax_cross_entropy", "sqrt", "square", "sub", "subtract", "sum", "tanh", "tensor",
     "trace", "trainable_variables", "transpose", "variables_initializer", "where", "zeros",
-    "zeros_like",
+    "zeros_like", "widgets",
 ]

@@ -1,0 +1,63 @@
+"""Notebook views of kernelgraph: graph documents, an SVG fallback, widgets and timing plots.
+
+- :func:`show` (also ``kg.show``): display a tensor, graph, fetches or a Session run as a
+  MIME bundle (interactive in JupyterLab with the extension; SVG everywhere else).
+- :class:`GraphWidget`: the same drawing as an ipywidget; ``GraphWidget.live()`` grows as
+  eager ops run.
+- :func:`compare` / :class:`TimingWidget`: time the same model in eager and static mode.
+- :func:`document_of` / :func:`render_svg`: the JSON document (``SCHEMA.md``) and its SVG.
+
+Only :mod:`.widget` and :mod:`.timing` import ipywidgets / plotly, and only when
+``GraphWidget``, ``TimingWidget`` or ``compare`` are first used.
+
+>>> import kernelgraph as kg
+>>> doc = kg.widgets.document_of(kg.tensor([1.0]) * 2.0)
+>>> kg.widgets.render_svg(doc).startswith("<svg")
+True
+"""
+
+from __future__ import annotations
+
+import importlib
+
+from .display import GraphDisplay, mimebundle, show
+from .document import (
+    MIME_TYPE,
+    DocumentBuilder,
+    document_of,
+    eager_document,
+    graph_document,
+    run_document,
+    traced_run,
+)
+from .recorder import Recorder, record
+from .svg import layout, render_svg
+
+_LAZY = {
+    "GraphWidget": ".widget",
+    "TimingWidget": ".timing",
+    "compare": ".timing",
+    "measure": ".timing",
+    "mlp_model": ".timing",
+    "Model": ".timing",
+}
+
+__all__ = [
+    "MIME_TYPE", "DocumentBuilder", "GraphDisplay", "GraphWidget", "Model", "Recorder",
+    "TimingWidget", "compare", "document_of", "eager_document", "graph_document", "layout",
+    "measure", "mimebundle", "mlp_model", "record", "render_svg", "run_document", "show",
+    "traced_run",
+]
+
+
+def __getattr__(name: str):
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY))

@@ -1,0 +1,393 @@
+"""Notebook views (kernelgraph.widgets): graph documents, SVG fallback, show(), widgets, timing."""
+
+import json
+import subprocess
+import sys
+import time
+import xml.etree.ElementTree as ET
+
+import numpy as np
+import pytest
+
+import kernelgraph as kg
+from kernelgraph.widgets import (
+    MIME_TYPE,
+    document_of,
+    eager_document,
+    graph_document,
+    mimebundle,
+    record,
+    render_svg,
+    run_document,
+)
+from kernelgraph.widgets.summary import summarize
+
+EVIL = "<img src=x onerror=alert(1)>"
+SVG_NS = "{http://www.w3.org/2000/svg}"
+
+
+def by_name(doc):
+    return {n["name"]: n for n in doc["nodes"]}
+
+
+def edges_by_name(doc):
+    name = {n["id"]: n["name"] for n in doc["nodes"]}
+    return {(name[e["source"]], name[e["target"]]) for e in doc["edges"]}
+
+
+def steps(doc, phase):
+    name = {n["id"]: n["name"] for n in doc["nodes"]}
+    return [(name[s["node"]], s) for s in doc["steps"] if s["phase"] == phase]
+
+
+@pytest.fixture
+def classic_static():
+    g = kg.Graph()
+    with g.as_default():
+        a = kg.placeholder(kg.float32, name="a")
+        b = kg.placeholder(kg.float32, name="b")
+        c = kg.multiply(a, b, name="c")
+        da, db = kg.gradients(c, [a, b])
+    return g, a, b, c, da, db
+
+
+def classic_eager():
+    a = kg.tensor(15.0, requires_grad=True)
+    b = kg.tensor(20.0, requires_grad=True)
+    c = a * b
+    c.backward()
+    return a, b, c
+
+
+def check_schema(doc):
+    assert doc["version"] == 1 and doc["mode"] in ("static", "eager")
+    ids = [n["id"] for n in doc["nodes"]]
+    assert len(ids) == len(set(ids))
+    keys = {"id", "name", "label", "op", "kind", "scope", "shape", "dtype", "location", "value",
+            "grad"}
+    for n in doc["nodes"]:
+        assert set(n) == keys
+        assert n["kind"] in ("input", "variable", "const", "leaf", "op", "gradient")
+    for e in doc["edges"]:
+        assert e["source"] in ids and e["target"] in ids and isinstance(e["label"], str)
+    for s in doc["steps"]:
+        assert s["node"] in ids and s["phase"] in ("build", "forward", "backward")
+    json.dumps(doc)  # JSON-able
+
+
+# -- documents ----------------------------------------------------------------------------------
+def test_static_graph_document(classic_static):
+    g, a, b, c, da, db = classic_static
+    doc = graph_document(g)
+    check_schema(doc)
+    nodes = by_name(doc)
+    assert nodes["a"]["kind"] == "input" and nodes["c"]["op"] == "mul"
+    assert nodes["gradients/ones_like"]["kind"] == "gradient"
+    assert nodes["gradients/ones_like"]["scope"] == "gradients"
+    assert {("a", "c"), ("b", "c")} <= edges_by_name(doc)
+    assert nodes["c"]["location"].startswith("test_widgets.py:")
+    assert [s["phase"] for s in doc["steps"]] == ["build"] * len(g.nodes)
+    sub = graph_document(fetches=[c])
+    assert [n["name"] for n in sub["nodes"]] == ["a", "b", "c"]
+    assert edges_by_name(sub) == {("a", "c"), ("b", "c")}
+
+
+def test_static_run_document_values_and_gradients(classic_static):
+    g, a, b, c, da, db = classic_static
+    with kg.Session(graph=g) as sess:
+        doc = run_document(sess, [c, [da, db]], {a: 15.0, b: 20.0})
+    check_schema(doc)
+    nodes = by_name(doc)
+    assert (nodes["a"]["value"], nodes["b"]["value"], nodes["c"]["value"]) == ("15", "20", "300")
+    assert (nodes["a"]["grad"], nodes["b"]["grad"], nodes["c"]["grad"]) == ("20", "15", "1")
+    forward = dict(steps(doc, "forward"))
+    assert forward["c"]["value"] == "300" and forward["c"]["seconds"] > 0
+    backward = steps(doc, "backward")
+    assert [n for n, _ in backward] == ["c", "a", "b"]
+    assert backward[1][1]["grad"] == "20" and backward[1][1]["grad_norm"] == 20.0
+
+
+def test_static_run_maps_only_the_gradients_computed():
+    g = kg.Graph()
+    with g.as_default():
+        x = kg.placeholder(kg.float32, shape=[None, 3], name="x")
+        w = kg.Variable(np.ones((3, 2), np.float32), name="w")
+        loss = kg.reduce_sum(kg.relu(kg.matmul(x, w)), name="loss")
+        (dw,) = kg.gradients(loss, [w])
+        with kg.Session() as sess:
+            sess.run(kg.global_variables_initializer())
+            doc = document_of((sess, [loss, dw], {x: [[1.0, 2.0, 3.0]]}))
+    nodes = by_name(doc)
+    assert nodes["loss"]["value"] == "12"
+    assert nodes["w"]["grad"] == "[[1., 1.], [2., 2.], [3., 3.]]"
+    assert nodes["x"]["grad"] is None  # kg.gradients was not asked for d loss / d x
+
+
+def test_eager_document():
+    a, b, c = classic_eager()
+    doc = eager_document(c, names={"a": a, "b": b, "c": c})
+    check_schema(doc)
+    nodes = by_name(doc)
+    assert [n["kind"] for n in doc["nodes"]] == ["leaf", "leaf", "op"]
+    assert [(n["value"], n["grad"]) for n in doc["nodes"]] == [("15", "20"), ("20", "15"),
+                                                               ("300", "1")]
+    assert nodes["c"]["op"] == "mul" and edges_by_name(doc) == {("a", "c"), ("b", "c")}
+    name = {n["id"]: n["name"] for n in doc["nodes"]}
+    order = [(s["phase"], name[s["node"]]) for s in doc["steps"]]
+    assert order == [("build", "a"), ("forward", "a"), ("build", "b"), ("forward", "b"),
+                     ("build", "c"), ("forward", "c"), ("backward", "c"), ("backward", "b"),
+                     ("backward", "a")]
+    # without names, leaves and nodes are named as kg.graph_of names them
+    plain = document_of(c)
+    assert [n["name"] for n in plain["nodes"]][:2] == ["leaf0", "leaf1"]
+
+
+def test_eager_document_from_recorded_events():
+    with record() as rec:
+        a = kg.tensor([1.0, 2.0], requires_grad=True)
+        y = (a * a).sum()
+        y.backward()
+    doc = document_of(y, names={"a": a}, events=rec.events)
+    forward = [s for s in doc["steps"] if s["phase"] == "forward" and s["node"] != "leaf0"]
+    assert all(s["seconds"] >= 0 for s in forward) and len(forward) == 2
+    assert by_name(doc)["a"]["grad"] == "[2., 4.]"
+    assert [s["node"] for s in doc["steps"] if s["phase"] == "backward"][-1] == "leaf0"
+
+
+def test_document_of_dispatch(classic_static):
+    g, a, b, c, da, db = classic_static
+    assert len(document_of(g)["nodes"]) == len(g.nodes)
+    assert len(document_of(c)["nodes"]) == 3
+    assert len(document_of([c, [da, db]])["nodes"]) == len(g.nodes)
+    assert document_of(kg.tensor([1.0]) * 2.0)["mode"] == "eager"
+    doc = document_of(c)
+    assert document_of(doc) is doc
+    with pytest.raises(TypeError, match="cannot draw"):
+        document_of(42)
+
+
+def test_summaries():
+    assert summarize(300.0) == "300" and summarize(np.float32(0.12345)) == "0.1235"
+    assert summarize(None) is None and summarize(True) == "True"
+    assert summarize(np.zeros((64, 10))).startswith("shape (64, 10) mean 0")
+    assert summarize(kg.tensor([1.0, 2.0])) == "[1., 2.]"
+
+
+# -- SVG and escaping ---------------------------------------------------------------------------
+def test_svg_is_well_formed_and_escapes_names(classic_static):
+    g = kg.Graph()
+    with g.as_default():
+        x = kg.placeholder(kg.float32, name=EVIL)
+        y = kg.identity(x * 2.0, name="y")
+    with kg.Session(graph=g) as sess:
+        doc = run_document(sess, y, {x: 3.0})
+    svg = render_svg(doc)
+    root = ET.fromstring(svg)
+    assert root.tag == SVG_NS + "svg"
+    assert all(el.tag.startswith(SVG_NS) for el in root.iter())
+    assert not any(el.tag.endswith("img") for el in root.iter())
+    assert "<img" not in svg and "&lt;img src=x onerror=alert(1)&gt;" in svg
+    titles = [el.text or "" for el in root.iter(SVG_NS + "title")]
+    assert any(t.startswith(EVIL) for t in titles)  # the tooltip, as plain text
+    assert EVIL in [n["name"] for n in doc["nodes"]]  # plain data in the JSON document
+    assert EVIL in json.loads(json.dumps(doc))["nodes"][0]["name"]
+    # eager names, titles and values go through the same escaping
+    t = kg.tensor([1.0])
+    edoc = eager_document(t * 2.0, names={EVIL: t}, title=EVIL)
+    esvg = render_svg(edoc)
+    ET.fromstring(esvg)
+    assert "<img" not in esvg
+
+
+def test_svg_collapses_scopes_of_big_graphs():
+    g = kg.Graph()
+    with g.as_default():
+        x = kg.placeholder(kg.float32, shape=[None, 4], name="x")
+        h = x
+        for i in range(60):
+            with kg.name_scope(f"block{i}"):
+                h = kg.relu(h * 1.5 + 0.5)
+    doc = graph_document(g)
+    assert len(doc["nodes"]) > 200
+    root = ET.fromstring(render_svg(doc))
+    kinds = [el.get("data-kind") for el in root.iter(SVG_NS + "g") if el.get("data-kind")]
+    assert kinds.count("scope") == 60 and len(kinds) == 61
+
+
+def test_two_thousand_node_graph_is_fast():
+    g = kg.Graph()
+    with g.as_default():
+        h = kg.placeholder(kg.float32, shape=[None, 8], name="x")
+        for _ in range(500):  # const, mul, tanh, add: 4 nodes a step, with fan-in
+            h = kg.tanh(h * 0.5) + h
+    assert len(g.nodes) == 2001
+    start = time.perf_counter()
+    doc = graph_document(g)
+    svg = render_svg(doc)
+    elapsed = time.perf_counter() - start
+    ET.fromstring(svg)
+    assert len(doc["nodes"]) == len(g.nodes) and elapsed < 3.0, elapsed
+
+
+# -- show and the MIME bundle -------------------------------------------------------------------
+def test_mimebundle_has_document_svg_and_text():
+    a, b, c = classic_eager()
+    bundle = mimebundle(c, names={"a": a, "b": b})
+    assert set(bundle) == {MIME_TYPE, "image/svg+xml", "text/plain"}
+    assert bundle[MIME_TYPE]["mode"] == "eager"
+    ET.fromstring(bundle["image/svg+xml"])
+    assert "a (leaf) = 15  grad 20" in bundle["text/plain"]
+
+
+def test_show_displays_the_bundle_raw(monkeypatch, classic_static):
+    import IPython
+    import IPython.display
+
+    shown = []
+    monkeypatch.setattr(IPython, "get_ipython", lambda: object())
+    monkeypatch.setattr(IPython.display, "display",
+                        lambda obj, raw=False: shown.append((obj, raw)))
+    g, a, b, c, da, db = classic_static
+    with kg.Session(graph=g) as sess:
+        assert kg.show((sess, [c, [da, db]], {a: 15.0, b: 20.0})) is None
+    (bundle, raw), = shown
+    assert raw is True and set(bundle) == {MIME_TYPE, "image/svg+xml", "text/plain"}
+    assert by_name(bundle[MIME_TYPE])["b"]["grad"] == "15"
+    x = kg.tensor([1.0, 2.0], requires_grad=True)  # noqa: F841 - labelled from the caller
+    kg.show(x * 2.0)
+    assert shown[-1][0][MIME_TYPE]["nodes"][0]["name"] == "x"
+
+
+def test_show_outside_ipython_prints_text(capsys):
+    kg.show(kg.tensor([1.0]) * 2.0, title="t")
+    assert capsys.readouterr().out.startswith("kernelgraph eager graph 't'")
+
+
+def test_import_kernelgraph_does_not_import_widget_libraries():
+    code = ("import sys, kernelgraph as kg; "
+            "assert not {'ipywidgets', 'plotly', 'IPython'} & set(sys.modules); "
+            "kg.show; assert 'ipywidgets' not in sys.modules; "
+            "kg.widgets.GraphWidget; assert 'ipywidgets' in sys.modules")
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+# -- widgets ------------------------------------------------------------------------------------
+def test_graph_widget_traits_and_bundle():
+    from kernelgraph.widgets import GraphWidget
+
+    a, b, c = classic_eager()
+    w = GraphWidget(c, names={"a": a, "b": b})
+    assert (w._model_name, w._view_name) == ("GraphModel", "GraphView")
+    assert w._model_module == w._view_module == "kernelgraph-extension"
+    assert w._model_module_version == w._view_module_version == "0.1.0"
+    assert w.trait_metadata("graph", "sync") and w.trait_metadata("step", "sync")
+    assert by_name(w.graph)["a"]["grad"] == "20" and w.step == -1
+    state = w.get_state()
+    assert state["graph"] == w.graph and state["step"] == -1
+    w.step = 3
+    assert w.get_state()["step"] == 3
+    bundle = w._repr_mimebundle_()
+    assert {MIME_TYPE, "image/svg+xml", "text/plain",
+            "application/vnd.jupyter.widget-view+json"} <= set(bundle)
+    assert bundle["text/plain"].startswith("kernelgraph eager graph")
+    w.close()
+
+
+def test_live_widget_grows_and_stop_detaches():
+    from kernelgraph.widgets import GraphWidget
+
+    w = GraphWidget.live()
+    assert kg.trace.active and w.is_live
+    x = kg.tensor([1.0, 2.0], requires_grad=True)
+    y = (x * 3.0).sum()
+    w.flush()
+    assert [n["op"] for n in w.graph["nodes"]] == ["leaf", "mul", "sum"]
+    y.backward()
+    z = kg.exp(x)  # noqa: F841
+    w.stop()
+    assert not kg.trace.active and not w.is_live
+    assert [n["op"] for n in w.graph["nodes"]] == ["leaf", "mul", "sum", "exp"]
+    assert by_name(w.graph)["x"]["grad"] == "[3., 3.]"  # stop() names leaves from the caller
+    assert {s["phase"] for s in w.graph["steps"]} == {"build", "forward", "backward"}
+    kg.tensor([1.0]) + 1.0
+    assert len(w.graph["nodes"]) == 4  # detached: no longer grows
+    w.close()
+
+
+def test_live_widget_throttles_and_caps_big_graphs():
+    from kernelgraph.widgets import GraphWidget
+
+    w = GraphWidget.live(max_nodes=300, interval=0.1)
+    sends = []
+    w.observe(lambda change: sends.append(time.perf_counter()), names="graph")
+    start = time.perf_counter()
+    h = kg.tensor(np.ones(16, np.float32), requires_grad=True)
+    for _ in range(1000):
+        h = kg.tanh(h * 0.9)
+    h.sum().backward()
+    elapsed = time.perf_counter() - start
+    w.stop()
+    assert len(w.graph["nodes"]) == 300
+    assert "not drawn" in w.graph["title"]
+    assert len(sends) <= elapsed / 0.1 + 2
+    assert elapsed < 5.0
+
+
+def test_compare_times_both_modes():
+    from kernelgraph.widgets import TimingWidget, compare
+
+    rows = compare(values=(1, 3), sweep="samples", display=False,
+                   config={"inputs": 4, "hidden": 8, "classes": 3})
+    assert [(r["mode"], r["value"], r["steps"]) for r in rows] == [
+        ("static", 1, 1), ("eager", 1, 1), ("static", 3, 3), ("eager", 3, 3)]
+    for r in rows:
+        assert r["execution"] > 0 and r["construction"] >= 0
+        assert r["total"] == pytest.approx(r["construction"] + r["compilation"] +
+                                           r["execution"])
+        if r["mode"] == "static":
+            assert r["construction"] > 0 and r["compilation"] > 0
+        else:
+            assert r["compilation"] == 0
+    assert rows[0]["loss"] == rows[1]["loss"]  # the two modes compute the same model
+    w = TimingWidget(values=(2,), sweep="batch", config={"samples": 4, "inputs": 4,
+                                                         "hidden": 4, "classes": 2},
+                     warmup=False)
+    out = w.run()
+    assert out[0]["steps"] == 2 and w.progress.value == 2
+    assert list(w.figure.data[2].x[1]) == ["static", "eager"]
+    assert len(w.figure.data[0].y) == 2
+    with pytest.raises(ValueError, match="unknown sweep"):
+        TimingWidget(sweep="nope")
+
+
+def test_displayed_live_widget_leaves_its_final_graph_in_the_output(monkeypatch):
+    import IPython.display
+
+    from kernelgraph.widgets import GraphWidget
+
+    class Handle:
+        def __init__(self):
+            self.updates = []
+
+        def update(self, obj, **kwargs):
+            self.updates.append((obj, kwargs))
+
+    handle, shown = Handle(), []
+
+    def fake_display(obj, raw=False, display_id=None):
+        shown.append(obj)
+        return handle
+
+    monkeypatch.setattr(IPython.display, "display", fake_display)
+    w = GraphWidget.live(title="live")
+    w._ipython_display_()
+    assert shown[0][MIME_TYPE]["nodes"] == []
+    x = kg.tensor([1.0], requires_grad=True)
+    kg.exp(x)
+    w.stop()
+    (bundle, kwargs), = handle.updates
+    assert kwargs == {"raw": True}
+    nodes = bundle[MIME_TYPE]["nodes"]
+    assert [(n["name"], n["op"]) for n in nodes][0] == ("x", "leaf") and nodes[1]["op"] == "exp"
+    assert "application/vnd.jupyter.widget-view+json" in bundle
+    w.close()

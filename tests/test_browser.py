@@ -208,3 +208,52 @@ def test_extension_is_installed_and_enabled():
     text = out.stdout + out.stderr
     line = next((ln for ln in text.splitlines() if "kernelgraph-extension" in ln), "")
     assert "enabled" in line and "OK" in line, text
+
+
+XSS_NAME = '<img src=x onerror="window.kgXss=1">'
+
+
+def test_names_are_text_in_widget_and_mime_views(browser, tmp_path):
+    """A node named like an HTML tag is drawn as those characters by the MIME renderer and
+    by the widget view, and runs nothing (the SVG fallback is checked in test_widgets)."""
+    import nbformat
+
+    root = tmp_path / "xss"
+    root.mkdir()
+    source = (
+        "import kernelgraph as kg\n"
+        "g = kg.Graph()\n"
+        "with g.as_default():\n"
+        f"    x = kg.placeholder(kg.float32, name={XSS_NAME!r})\n"
+        "    y = kg.multiply(x, 2.0, name='<script>window.kgXss=2</script>')\n"
+        "kg.show(g)\n"
+        "kg.widgets.GraphWidget(g)\n"
+    )
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(source)])
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3 (ipykernel)",
+                                 "language": "python"}
+    nbformat.write(nb, root / "xss.ipynb")
+    lab = Lab(root)
+    try:
+        page = browser.new_page(viewport={"width": 1200, "height": 900})
+        _open_notebook(page, lab, "xss.ipynb")
+        _wait_kernel_idle(page)
+        _run_all(page)
+        _wait_all_executed(page)
+        views = page.locator(".kg-graph")
+        deadline = time.time() + 30
+        while views.count() < 2 and time.time() < deadline:
+            time.sleep(0.3)
+        assert views.count() == 2  # the MIME output of kg.show and the widget view
+        for i in range(2):
+            view = views.nth(i)
+            node = view.locator("g.kg-node", has_text="onerror")
+            assert node.count() == 1
+            assert node.first.get_attribute("data-name") == XSS_NAME
+            assert node.first.locator("text.kg-label").text_content().startswith("<img src=x")
+            assert view.locator("img").count() == 0
+            assert view.locator("script").count() == 0
+        assert page.evaluate("window.kgXss") is None
+        page.close()
+    finally:
+        lab.stop()

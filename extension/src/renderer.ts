@@ -19,6 +19,22 @@ import { Box, Cluster, computeLayout, LaidEdge, Layout, Point, topScopes } from 
 import { GRAD_KINDS, GraphDocument, normalizeDocument, SCHEMA_VERSION } from './schema';
 import { stateAt, StepState, Timeline } from './state';
 
+/**
+ * Fade out and remove the elements that left the drawing. Dropping their classes (for
+ * 'kg-exiting') first keeps them out of the next data join and of the test hooks while they
+ * fade.
+ */
+function fadeOut(
+  exit: Selection<SVGGElement, any, any, any>,
+  duration: number,
+  ...classes: string[]
+): void {
+  for (const c of classes) {
+    exit.classed(c, false);
+  }
+  exit.classed('kg-exiting', true).transition('fade').duration(duration).style('opacity', 0).remove();
+}
+
 export interface RendererOptions {
   /** Called when the view changes the step (controls, playback), not for `setStep`. */
   onStepChange?: (step: number) => void;
@@ -781,14 +797,7 @@ export class GraphRenderer {
     const sel = this.clusterLayer
       .selectAll<SVGGElement, Cluster>('g.kg-cluster:not(.kg-exiting)')
       .data(data, d => d.scope);
-    sel
-      .exit()
-      .classed('kg-cluster', false)
-      .classed('kg-exiting', true)
-      .transition('fade')
-      .duration(dur)
-      .style('opacity', 0)
-      .remove();
+    fadeOut(sel.exit(), dur, 'kg-cluster');
     const enter = sel
       .enter()
       .append('g')
@@ -837,14 +846,7 @@ export class GraphRenderer {
     const sel = this.edgeLayer
       .selectAll<SVGGElement, LaidEdge>('g.kg-edge:not(.kg-exiting)')
       .data(data, d => d.key);
-    sel
-      .exit()
-      .classed('kg-edge', false)
-      .classed('kg-exiting', true)
-      .transition('fade')
-      .duration(dur)
-      .style('opacity', 0)
-      .remove();
+    fadeOut(sel.exit(), dur, 'kg-edge');
     const enter = sel.enter().append('g').attr('class', 'kg-edge').style('opacity', 0);
     enter.append('path').attr('class', 'kg-edge-path');
     enter.append('text').attr('class', 'kg-edge-label').attr('dy', '0.35em');
@@ -917,16 +919,7 @@ export class GraphRenderer {
     const sel = this.nodeLayer
       .selectAll<SVGGElement, Box>('g.kg-item:not(.kg-exiting)')
       .data(data, d => d.id);
-    sel
-      .exit()
-      .classed('kg-node', false)
-      .classed('kg-scope', false)
-      .classed('kg-exiting', true)
-      .on('mouseenter', null)
-      .transition('fade')
-      .duration(dur)
-      .style('opacity', 0)
-      .remove();
+    fadeOut(sel.exit().on('mouseenter', null), dur, 'kg-node', 'kg-scope');
 
     const enter = sel
       .enter()

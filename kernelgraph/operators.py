@@ -22,8 +22,9 @@ def install(cls, apply, binary=None, equality=False):
     may supply a faster method factory for the plain binary operators."""
     table = dict(BINARY, **(ELEMENTWISE_EQUALITY if equality else {}))
     for name, op in table.items():
+        # pow stays off the fast path: its forward checks integer powers first.
         fast = binary(op) if binary is not None and name in ("__add__", "__sub__", "__mul__",
-                                                             "__truediv__", "__pow__") else None
+                                                             "__truediv__") else None
         setattr(cls, name, fast or (lambda x, y, _op=op: apply(_op, (x, y), {})))
     for name, op in REFLECTED.items():
         setattr(cls, name, lambda x, y, _op=op: apply(_op, (y, x), {}))

@@ -414,3 +414,23 @@ def test_graph_of_lists_nodes_edges_and_values():
 
 def test_graph_of_tensor_without_history_is_empty():
     assert kg.graph_of(kg.tensor([1.0]) * 2.0) == {"nodes": [], "edges": []}
+
+
+def test_integer_to_negative_integer_power_is_refused_in_both_modes():
+    with pytest.raises(ValueError, match="Integers to negative integer powers are not allowed"):
+        kg.tensor([2, 3]) ** -1
+    with pytest.raises(ValueError, match="Integers to negative integer powers are not allowed"):
+        kg.tensor([2, 3]) ** kg.tensor([-1, 1])
+    g = kg.Graph()
+    with g.as_default():
+        x = kg.placeholder(kg.int64)
+        y = x ** -1
+        with kg.Session() as sess, pytest.raises(kg.errors.InvalidArgumentError,
+                                                 match="negative integer powers"):
+            sess.run(y, {x: [2]})
+    assert (kg.tensor([2, 3]) ** 2).tolist() == [4, 9]
+
+
+def test_cast_refuses_unsupported_dtypes():
+    with pytest.raises(TypeError, match="dtype complex64 is not supported"):
+        kg.cast(kg.tensor([1.0, 2.0]), dtype="complex64")

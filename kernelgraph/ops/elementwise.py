@@ -179,6 +179,25 @@ sub = binary("sub", cpu.sub, _arith, _sub_grad, "x - y, broadcasting.")
 mul = binary("mul", cpu.mul, _arith, _mul_grad, "x * y, broadcasting.")
 div = binary("div", cpu.div, _floating, _div_grad, "x / y (true division), broadcasting.")
 pow = binary("pow", cpu.pow, _arith, _pow_grad, "x ** y, broadcasting.")  # noqa: A001
+_pow_kernel_forward = pow.forward
+
+
+def _pow_forward(x, y):
+    # An integer to a negative integer power has no integer answer; PyTorch refuses it too
+    # (the numba loop would quietly return 0).
+    if _is_int(x) and _is_int(y) and np.any(np.asarray(y) < 0):
+        raise ValueError("Integers to negative integer powers are not allowed; cast the base "
+                         "to a float dtype first")
+    return _pow_kernel_forward(x, y)
+
+
+def _is_int(v):
+    return (isinstance(v, ndarray) and v.dtype.kind in "iu") or (
+        isinstance(v, int) and not isinstance(v, bool))
+
+
+_pow_forward.kernel = _pow_kernel_forward.kernel
+pow.forward = _pow_forward
 maximum = binary("maximum", cpu.maximum, _arith, _maximum_grad, "Elementwise max of x, y.")
 minimum = binary("minimum", cpu.minimum, _arith, _minimum_grad, "Elementwise min of x, y.")
 
@@ -250,7 +269,7 @@ where = define("where", _where_forward, _where_infer, _where_grad, elementwise=T
 
 # -- cast ------------------------------------------------------------------------------------
 def _cast_forward(x, dtype):
-    return np.asarray(x).astype(dtype)
+    return np.asarray(x).astype(D.as_dtype(dtype))  # as_dtype: only the dtypes we support
 
 
 def _cast_grad(g, out, needs, attrs, x):

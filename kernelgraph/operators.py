@@ -30,3 +30,6 @@ def install(cls, apply, binary=None, equality=False):
         setattr(cls, name, lambda x, y, _op=op: apply(_op, (y, x), {}))
     for name, op in UNARY.items():
         setattr(cls, name, lambda x, _op=op: apply(_op, (x,), {}))
+    # Basic indexing x[1:3, ..., None, -1]: a getitem op with the index as a hashable attr.
+    cls.__getitem__ = lambda x, index: apply(ops.getitem, (x,),
+                                             {"index": ops.normalize_index(index)})

@@ -608,3 +608,19 @@ def test_python_scalar_operand(name, side, data):
 
     check_op(fn, reference, [x], diff=(0,), out_dtype=out_dtype,
              ph=data.draw(PLACEHOLDER_SHAPES))
+
+
+@pytest.mark.parametrize(("shape", "axis"), [((0,), None), ((0, 3), 0), ((0, 3), 1),
+                                             ((2, 0, 3), (1,)), ((2, 0), None)])
+def test_sum_over_empty_axes_is_zero_in_both_modes(shape, axis):
+    x = np.zeros(shape, np.float32)
+    expected = np.sum(x, axis=axis)
+    eager = kg.sum(kg.tensor(x), axis=axis).numpy()
+    g = kg.Graph()
+    with g.as_default():
+        p = kg.placeholder(kg.float32, shape=[None] * len(shape))
+        s = kg.sum(p, axis=axis)
+        with kg.Session() as sess:
+            static = sess.run(s, {p: x})
+    assert eager.shape == static.shape == expected.shape
+    assert np.array_equal(eager, expected) and np.array_equal(static, expected)

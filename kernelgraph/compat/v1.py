@@ -139,3 +139,76 @@ __all__ = [
     "sign", "sqrt", "square", "subtract", "tanh", "trainable_variables", "transpose",
     "truediv", "variables_initializer", "where", "zeros", "zeros_like",
 ]
+
+
+# -- indexing and random ops -------------------------------------------------------------------
+def concat(values, axis, name=None):
+    """tf.concat(values, axis)."""
+    return ops.concat(values, axis=axis, name=name)
+
+
+def stack(values, axis=0, name=None):
+    """tf.stack(values, axis=0)."""
+    return ops.stack(values, axis=axis, name=name)
+
+
+def split(value, num_or_size_splits, axis=0, name=None):
+    """tf.split(value, num_or_size_splits, axis=0): a list of pieces."""
+    return ops.split(value, num_or_size_splits, axis=axis, name=name)
+
+
+def gather(params, indices, axis=0, name=None):
+    """tf.gather(params, indices, axis=0)."""
+    return ops.gather(params, indices, axis=axis, name=name)
+
+
+def pad(tensor, paddings, mode="CONSTANT", constant_values=0, name=None):
+    """tf.pad(tensor, paddings, constant_values=0) (CONSTANT mode only)."""
+    if str(mode).upper() != "CONSTANT":
+        raise NotImplementedError(f"tf.pad: only mode='CONSTANT' is implemented, got {mode!r}")
+    return ops.pad(tensor, paddings=paddings, value=constant_values, name=name)
+
+
+def one_hot(indices, depth, dtype=float32, name=None):
+    """tf.one_hot(indices, depth) (on_value 1, off_value 0)."""
+    if not isinstance(indices, Node):  # graph mode even for a Python list
+        indices = constant(indices, dtype=int64)
+    return ops.one_hot(indices, depth=depth, dtype=dtype, name=name)
+
+
+def clip_by_value(t, clip_value_min, clip_value_max, name=None):
+    """tf.clip_by_value(t, min, max) with Python-number bounds."""
+    return ops.clip(t, min=clip_value_min, max=clip_value_max, name=name)
+
+
+def argmax(input, axis=None, name=None, output_type=int64):  # noqa: A002 - TF's name
+    """tf.argmax(input, axis) (int64; axis None means 0, as in TF1)."""
+    return ops.argmax(input, axis=0 if axis is None else axis, name=name)
+
+
+def random_normal(shape, mean=0.0, stddev=1.0, dtype=float32, seed=None, name=None):
+    """tf.random_normal / tf.random.normal: a new draw each Session.run."""
+    return ops.random.random_normal(shape, mean=mean, std=stddev, seed=seed, dtype=dtype,
+                                    name=name)
+
+
+def random_uniform(shape, minval=0.0, maxval=1.0, dtype=float32, seed=None, name=None):
+    """tf.random_uniform / tf.random.uniform: a new draw each Session.run."""
+    return ops.random.random_uniform(shape, low=minval, high=maxval, seed=seed, dtype=dtype,
+                                     name=name)
+
+
+def _nn_dropout(x, keep_prob=None, noise_shape=None, seed=None, name=None, rate=None):
+    if noise_shape is not None:
+        raise NotImplementedError("tf.nn.dropout: noise_shape is not implemented")
+    if (rate is None) == (keep_prob is None):
+        raise ValueError("tf.nn.dropout: pass exactly one of rate= or keep_prob=")
+    return ops.dropout(x, p=rate if rate is not None else 1.0 - keep_prob, seed=seed)
+
+
+random = types.SimpleNamespace(normal=random_normal, uniform=random_uniform,
+                               set_random_seed=ops.random.seed)
+set_random_seed = ops.random.seed
+nn.dropout = _nn_dropout
+__all__ += ["argmax", "clip_by_value", "concat", "gather", "one_hot", "pad", "random",
+            "random_normal", "random_uniform", "set_random_seed", "split", "stack"]

@@ -224,10 +224,12 @@ def _as_2d(x: ndarray, axes):
     """(2-D view, 'rows' or 'cols'): reduced axes become axis 1 for rows, axis 0 for cols."""
     nd = x.ndim
     nred = len(axes)
-    inner = 1
-    for a in axes:
-        inner *= x.shape[a]
-    outer = x.size // inner if inner else 0
+    inner = outer = 1
+    for i, d in enumerate(x.shape):
+        if i in axes:
+            inner *= d
+        else:
+            outer *= d  # not size // inner: with an empty reduced axis that would be 0 rows
     if nd == 0:
         return x.reshape(1, 1), "rows"
     if axes == tuple(range(nd - nred, nd)):  # trailing axes

@@ -39,6 +39,49 @@ def sum_to_shape(g, shape):
     return g.sum(axis=stretched, keepdims=True) if stretched else g
 
 
+def _pair(v):
+    return (v, v) if isinstance(v, int) else tuple(v)
+
+
+def conv2d(x, w, stride=1, padding=0, dilation=1):
+    """NCHW cross-correlation as a sum over kernel offsets of strided slices of padded x."""
+    (sh, sw), (ph, pw), (dh, dw) = _pair(stride), _pair(padding), _pair(dilation)
+    xp = np.pad(x, ((0, 0), (0, 0), (ph, ph), (pw, pw)))
+    kh, kw = w.shape[2:]
+    oh = (xp.shape[2] - dh * (kh - 1) - 1) // sh + 1
+    ow = (xp.shape[3] - dw * (kw - 1) - 1) // sw + 1
+    out = np.zeros((x.shape[0], w.shape[0], oh, ow), np.result_type(x, w))
+    for i in range(kh):
+        for j in range(kw):
+            patch = xp[:, :, i * dh:i * dh + sh * (oh - 1) + 1:sh,
+                       j * dw:j * dw + sw * (ow - 1) + 1:sw]
+            out += np.einsum("nchw,oc->nohw", patch, w[:, :, i, j])
+    return out
+
+
+def _pool_windows(x, kernel_size, stride, padding, fill):
+    (kh, kw) = _pair(kernel_size)
+    (sh, sw) = _pair(kernel_size if stride is None else stride)
+    (ph, pw) = _pair(padding)
+    xp = np.pad(x, ((0, 0), (0, 0), (ph, ph), (pw, pw)), constant_values=fill)
+    oh = (xp.shape[2] - kh) // sh + 1
+    ow = (xp.shape[3] - kw) // sw + 1
+    return [xp[:, :, i:i + sh * (oh - 1) + 1:sh, j:j + sw * (ow - 1) + 1:sw]
+            for i in range(kh) for j in range(kw)]
+
+
+def max_pool2d(x, kernel_size, stride=None, padding=0):
+    return np.max(_pool_windows(x, kernel_size, stride, padding, -np.inf), axis=0)
+
+
+def avg_pool2d(x, kernel_size, stride=None, padding=0):
+    return np.mean(_pool_windows(x, kernel_size, stride, padding, 0.0), axis=0)
+
+
+def global_avg_pool2d(x):
+    return np.mean(x, axis=(2, 3))
+
+
 REFERENCE = {
     "add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.true_divide,
     "pow": np.power, "neg": np.negative, "exp": np.exp, "log": np.log, "sqrt": np.sqrt,
@@ -55,4 +98,42 @@ REFERENCE = {
     "softmax": softmax, "log_softmax": log_softmax,
     "softmax_cross_entropy": sparse_softmax_cross_entropy,
     "cast": lambda x, dtype: x.astype(dtype),
+    "conv2d": conv2d, "max_pool2d": max_pool2d, "avg_pool2d": avg_pool2d,
+    "global_avg_pool2d": global_avg_pool2d,
 }
+
+
+# -- indexing ops (kernelgraph/ops/indexing.py) ----------------------------------------------
+def gather(params, indices, axis=0):
+    return np.take(params, indices, axis=axis)
+
+
+def scatter_add(g, indices, shape, axis=0):
+    """Zeros of ``shape`` with ``g``'s slices added at ``indices`` along ``axis``."""
+    out = np.zeros(shape, g.dtype)
+    moved = np.moveaxis(out, axis, 0)
+    np.add.at(moved, np.asarray(indices).reshape(-1),
+              np.moveaxis(g, list(range(axis, axis + np.ndim(indices))),
+                          list(range(np.ndim(indices)))).reshape(
+                              (-1,) + moved.shape[1:]))
+    return out
+
+
+def one_hot(indices, depth, dtype=np.float32):
+    return (np.asarray(indices)[..., None] == np.arange(depth)).astype(dtype)
+
+
+def pad(x, paddings, value=0):
+    if np.ndim(x) == 0:
+        return np.array(x)
+    return np.pad(x, paddings, constant_values=value)
+
+
+REFERENCE.update({
+    "concat": lambda *xs, axis=0: np.concatenate(xs, axis=axis),
+    "stack": lambda *xs, axis=0: np.stack(xs, axis=axis),
+    "gather": gather, "one_hot": one_hot, "pad": pad,
+    "clip": lambda x, min=None, max=None: np.clip(x, min, max),
+    "argmax": lambda x, axis=None, keepdims=False: np.argmax(x, axis=axis, keepdims=keepdims),
+    "getitem": lambda x, index: x[index],
+})

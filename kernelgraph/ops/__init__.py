@@ -1,5 +1,16 @@
 """The op set. Every op is defined once (see :mod:`.registry`) and works in every mode."""
 
+from . import random
+from .conv import (
+    avg_pool2d,
+    avg_pool2d_backward,
+    conv2d,
+    conv2d_backward_filter,
+    conv2d_backward_input,
+    global_avg_pool2d,
+    max_pool2d,
+    max_pool2d_backward,
+)
 from .elementwise import (
     abs,
     add,
@@ -33,6 +44,24 @@ from .elementwise import (
     where,
     zeros_like,
 )
+from .indexing import (
+    argmax,
+    clip,
+    concat,
+    concat_slice,
+    embedding,
+    gather,
+    gather_grad,
+    getitem,
+    getitem_grad,
+    normalize_index,
+    one_hot,
+    pad,
+    split,
+    split_grad,
+    split_piece,
+    stack,
+)
 from .linalg import matmul
 from .nn import (
     cross_entropy,
@@ -42,16 +71,24 @@ from .nn import (
     softmax_cross_entropy,
     softmax_cross_entropy_grad,
 )
+from .random import dropout
 from .reduce import broadcast_like, broadcast_reduced, max, mean, sum, sum_to_like
 from .registry import OPS, Op, define
 from .shape import broadcast_to, matrix_transpose, reshape, reshape_like, transpose
 
 __all__ = [
-    "OPS", "Op", "define", "abs", "add", "broadcast_like", "broadcast_reduced", "broadcast_to",
+    "OPS", "Op", "define", "avg_pool2d", "avg_pool2d_backward", "conv2d",
+    "conv2d_backward_filter", "conv2d_backward_input", "global_avg_pool2d", "max_pool2d",
+    "max_pool2d_backward", "abs", "add", "broadcast_like", "broadcast_reduced", "broadcast_to",
     "cast", "cross_entropy", "div", "equal", "exp", "greater", "greater_equal", "identity",
     "less", "less_equal", "log", "log_softmax", "matmul", "matrix_transpose", "max",
     "maximum", "mean", "minimum", "mse_loss", "mul", "neg", "not_equal", "ones_like", "pow",
     "relu", "relu_grad", "reshape", "reshape_like", "sigmoid", "sigmoid_grad", "sign",
     "softmax", "softmax_cross_entropy", "softmax_cross_entropy_grad", "sqrt", "square", "sub",
     "sum", "sum_to_like", "tanh", "tanh_grad", "transpose", "where", "zeros_like",
+]
+__all__ += [
+    "argmax", "clip", "concat", "concat_slice", "dropout", "embedding", "gather", "gather_grad",
+    "getitem", "getitem_grad", "normalize_index", "one_hot", "pad", "random", "split",
+    "split_grad", "split_piece", "stack",
 ]

@@ -1,0 +1,250 @@
+"""2-D convolution and pooling over NCHW tensors (PyTorch's layout and semantics).
+
+``conv2d`` is cross-correlation, as in every framework. Its gradients are ops of their own,
+as in TensorFlow (``Conv2DBackpropInput`` / ``Conv2DBackpropFilter``); each is linear in
+its tensor inputs, so their own gradients are again convolutions (second derivatives work).
+The backward ops take the forward input as a *shape source* (``like``), because with a
+stride the input size cannot be recovered from the output size.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import dtypes as D
+from ..errors import ShapeError
+from ..graph import shape_str
+from ..kernels import conv as K
+from ..kernels import cpu
+from .elementwise import _floating, _to
+from .reduce import broadcast_reduced
+from .registry import define
+
+
+# -- attributes -----------------------------------------------------------------------------
+def _pair(value, what: str, minimum: int, op: str) -> tuple[int, int]:
+    def is_int(v):
+        return isinstance(v, int | np.integer) and not isinstance(v, bool)
+
+    if is_int(value):
+        pair = (int(value), int(value))
+    elif isinstance(value, tuple | list) and len(value) == 2 and all(map(is_int, value)):
+        pair = (int(value[0]), int(value[1]))
+    else:
+        raise TypeError(f"{op}: {what} must be an int or a pair of ints, got {value!r}")
+    if min(pair) < minimum:
+        need = "positive" if minimum == 1 else "non-negative"
+        raise ShapeError(f"{op}: {what} must be {need}, got {value!r}")
+    return pair
+
+
+def _conv_attrs(attrs):
+    return (_pair(attrs.get("stride", 1), "stride", 1, "conv2d"),
+            _pair(attrs.get("padding", 0), "padding", 0, "conv2d"),
+            _pair(attrs.get("dilation", 1), "dilation", 1, "conv2d"))
+
+
+def _pool_attrs(op, attrs):
+    if attrs.get("kernel_size") is None:
+        raise TypeError(f"{op}() missing required argument 'kernel_size'")
+    kernel = _pair(attrs["kernel_size"], "kernel_size", 1, op)
+    stride = attrs.get("stride")
+    stride = kernel if stride is None else _pair(stride, "stride", 1, op)
+    padding = _pair(attrs.get("padding", 0), "padding", 0, op)
+    if padding[0] > kernel[0] // 2 or padding[1] > kernel[1] // 2:
+        raise ShapeError(f"{op}: padding {padding} must be at most half the kernel size "
+                         f"{kernel}")
+    return kernel, stride, padding
+
+
+# -- shape rules (None dims allowed) --------------------------------------------------------
+def _rank4(op, shape, what, layout, context):
+    if shape is not None and len(shape) != 4:
+        raise ShapeError(f"{op}: {what} must have rank 4 {layout}, got shape "
+                         f"{shape_str(shape)}{context}")
+    return shape if shape is not None else (None,) * 4
+
+
+def _conv_shape(sx, sw, attrs):
+    stride, padding, dilation = _conv_attrs(attrs)
+    both = f" (input {shape_str(sx)}, weights {shape_str(sw)})"
+    x = _rank4("conv2d", sx, "the input", "(N, C, H, W)", both)
+    w = _rank4("conv2d", sw, "the weights", "(O, C, KH, KW)", both)
+    if None not in (x[1], w[1]) and x[1] != w[1]:
+        raise ShapeError(f"conv2d: the input {shape_str(sx)} has {x[1]} channels but the "
+                         f"weights {shape_str(sw)} expect {w[1]} (weights are (O, C, KH, KW))")
+    spatial = []
+    for a in (0, 1):
+        size, k = x[2 + a], w[2 + a]
+        if k is not None and k < 1:
+            raise ShapeError(f"conv2d: the weights {shape_str(sw)} have an empty kernel")
+        if size is None or k is None:
+            spatial.append(None)
+            continue
+        out = K.out_size(size, k, stride[a], padding[a], dilation[a])
+        if out < 1:
+            raise ShapeError(
+                f"conv2d: the kernel {w[2]}x{w[3]} (dilation {dilation}) is larger than the "
+                f"padded input: input {shape_str(sx)} with padding {padding}, weights "
+                f"{shape_str(sw)}")
+        spatial.append(out)
+    return (x[0], w[0], *spatial)
+
+
+def _pool_shape(op, sx, attrs):
+    kernel, stride, padding = _pool_attrs(op, attrs)
+    x = _rank4(op, sx, "the input", "(N, C, H, W)", "")
+    spatial = []
+    for a in (0, 1):
+        if x[2 + a] is None:
+            spatial.append(None)
+            continue
+        out = K.out_size(x[2 + a], kernel[a], stride[a], padding[a], 1)
+        if out < 1:
+            raise ShapeError(f"{op}: the window {kernel[0]}x{kernel[1]} is larger than the "
+                             f"padded input: input {shape_str(sx)} with padding {padding}")
+        spatial.append(out)
+    return (x[0], x[1], *spatial)
+
+
+def _conv_dtype(*dts):
+    dt = D.as_dtype(dts[0])
+    for d in dts[1:]:
+        dt = D.promote(dt, D.as_dtype(d))
+    return _floating(dt)
+
+
+# -- conv2d and its two backward ops --------------------------------------------------------
+def _conv2d_forward(x, w, **attrs):
+    _conv_shape(x.shape, w.shape, attrs)  # the user-facing message, before the kernel's
+    dt = _conv_dtype(x.dtype, w.dtype)
+    return K.conv2d(_to(x, dt), _to(w, dt), *_conv_attrs(attrs))
+
+
+def _conv2d_infer(shapes_, dtypes, attrs):
+    return _conv_shape(shapes_[0], shapes_[1], attrs), _conv_dtype(*dtypes)
+
+
+def _conv2d_grad(g, out, needs, attrs, x, w):
+    return ((conv2d_backward_input(g, w, x, **attrs) if needs[0] else None),
+            (conv2d_backward_filter(x, g, w, **attrs) if needs[1] else None))
+
+
+def _backward_input_forward(g, w, like, **attrs):
+    return K.conv2d_backward_input(g, _to(w, g.dtype), np.shape(like), *_conv_attrs(attrs))
+
+
+def _backward_input_infer(shapes_, dtypes, attrs):
+    _conv_shape(shapes_[2], shapes_[1], attrs)
+    return shapes_[2], dtypes[0]
+
+
+def _backward_input_grad(gg, out, needs, attrs, g, w, like):
+    # conv2d_backward_input(g, w) is the adjoint of x -> conv2d(x, w): linear in g and in w.
+    return ((conv2d(gg, w, **attrs) if needs[0] else None),
+            (conv2d_backward_filter(gg, g, w, **attrs) if needs[1] else None), None)
+
+
+def _backward_filter_forward(x, g, like, **attrs):
+    return K.conv2d_backward_filter(_to(x, g.dtype), g, np.shape(like), *_conv_attrs(attrs))
+
+
+def _backward_filter_infer(shapes_, dtypes, attrs):
+    _conv_shape(shapes_[0], shapes_[2], attrs)
+    return shapes_[2], dtypes[1]
+
+
+def _backward_filter_grad(gg, out, needs, attrs, x, g, like):
+    return ((conv2d_backward_input(g, gg, x, **attrs) if needs[0] else None),
+            (conv2d(x, gg, **attrs) if needs[1] else None), None)
+
+
+_CONV_ATTRS = ("stride", "padding", "dilation")
+conv2d = define(
+    "conv2d", _conv2d_forward, _conv2d_infer, _conv2d_grad, inputs=2, attr_names=_CONV_ATTRS,
+    doc="2-D convolution of x (N, C, H, W) with weights (O, C, KH, KW) -> (N, O, OH, OW); "
+        "stride, padding, dilation: int or (h, w) pair, as torch.nn.functional.conv2d "
+        "(without bias).")
+conv2d_backward_input = define(
+    "conv2d_backward_input", _backward_input_forward, _backward_input_infer,
+    _backward_input_grad, inputs=3, attr_names=_CONV_ATTRS,
+    doc="The gradient of conv2d with respect to its input: (g, w, like=x) -> x's shape.")
+conv2d_backward_filter = define(
+    "conv2d_backward_filter", _backward_filter_forward, _backward_filter_infer,
+    _backward_filter_grad, inputs=3, attr_names=_CONV_ATTRS,
+    doc="The gradient of conv2d with respect to its weights: (x, g, like=w) -> w's shape.")
+
+
+# -- pooling --------------------------------------------------------------------------------
+def _pool_forward(op, kernel):
+    def forward(x, **attrs):
+        _pool_shape(op, x.shape, attrs)
+        return kernel(_to(x, _floating(D.as_dtype(x.dtype))), *_pool_attrs(op, attrs))
+    return forward
+
+
+def _pool_infer(op):
+    def infer(shapes_, dtypes, attrs):
+        return _pool_shape(op, shapes_[0], attrs), _floating(dtypes[0])
+    return infer
+
+
+def _pool_backward_infer(op):
+    def infer(shapes_, dtypes, attrs):
+        _pool_shape(op, shapes_[1], attrs)
+        return shapes_[1], dtypes[0]
+    return infer
+
+
+def _max_pool_backward_forward(g, x, **attrs):
+    return K.max_pool2d_backward(g, _to(x, g.dtype), *_pool_attrs("max_pool2d", attrs))
+
+
+def _avg_pool_backward_forward(g, like, **attrs):
+    return K.avg_pool2d_backward(g, np.shape(like), *_pool_attrs("avg_pool2d", attrs))
+
+
+def _no_second_derivative(gg, out, needs, attrs, *inputs):
+    raise NotImplementedError("the second derivative of max_pool2d is not implemented")
+
+
+_POOL_ATTRS = ("kernel_size", "stride", "padding")
+max_pool2d = define(
+    "max_pool2d", _pool_forward("max_pool2d", K.max_pool2d), _pool_infer("max_pool2d"),
+    lambda g, out, needs, attrs, x: (max_pool2d_backward(g, x, **attrs),),
+    attr_names=_POOL_ATTRS,
+    doc="Maximum over kernel_size windows of x (N, C, H, W); stride defaults to kernel_size, "
+        "padding (at most half the window) never wins. The gradient goes to the first "
+        "maximum of each window, as in PyTorch.")
+max_pool2d_backward = define(
+    "max_pool2d_backward", _max_pool_backward_forward, _pool_backward_infer("max_pool2d"),
+    _no_second_derivative, inputs=2, attr_names=_POOL_ATTRS,
+    doc="The gradient of max_pool2d: g routed to the first maximum of each window of x.")
+avg_pool2d = define(
+    "avg_pool2d", _pool_forward("avg_pool2d", K.avg_pool2d), _pool_infer("avg_pool2d"),
+    lambda g, out, needs, attrs, x: (avg_pool2d_backward(g, x, **attrs),),
+    attr_names=_POOL_ATTRS,
+    doc="Mean over kernel_size windows of x (N, C, H, W), zero padding counted in the mean "
+        "(PyTorch's count_include_pad=True); stride defaults to kernel_size.")
+avg_pool2d_backward = define(
+    "avg_pool2d_backward", _avg_pool_backward_forward, _pool_backward_infer("avg_pool2d"),
+    lambda gg, out, needs, attrs, g, like: (avg_pool2d(gg, **attrs), None),
+    inputs=2, attr_names=_POOL_ATTRS,
+    doc="The gradient of avg_pool2d: each g spread evenly over its window (like=x's shape).")
+
+
+def _global_shape(s):
+    x = _rank4("global_avg_pool2d", s, "the input", "(N, C, H, W)", "")
+    return (x[0], x[1])
+
+
+def _global_forward(x):
+    _global_shape(x.shape)
+    return cpu.reduce_mean(_to(x, _floating(D.as_dtype(x.dtype))), (2, 3))
+
+
+global_avg_pool2d = define(
+    "global_avg_pool2d", _global_forward,
+    lambda s, d, attrs: (_global_shape(s[0]), _floating(d[0])),
+    lambda g, out, needs, attrs, x: (broadcast_reduced(g, x, axis=(2, 3), mean=True),),
+    doc="Mean over H and W: (N, C, H, W) -> (N, C).")

@@ -31,6 +31,19 @@ def test_quick_run_writes_every_row(tmp_path, capsys):
         assert doc["machine"][key]
     out = capsys.readouterr().out
     assert "kernelgraph" in out and "target" in out
+    rows = {row["id"]: row for row in doc["rows"]}
+    # The memory-bound row reports GB/s next to a copy timed in the same run, and its target
+    # is evaluated against that copy even when NumPy is not a selected column.
+    bw = rows["7"]["bandwidth"]
+    assert bw["bytes_per_call"] == 4 * 4 * cases.FMA_N
+    assert bw["gbps"]["kernelgraph"] > 0 and bw["baseline"]["gbps"] > 0
+    assert bw["kernelgraph_vs_baseline"] > 0
+    assert rows["7"]["pass"] is not None and "bandwidth" not in rows["7"]["unchecked"]
+    assert "GB/s" in out and "row 7 GB/s" in out
+    assert rows["6"]["pass"] is not None  # the ratio to numpy could be checked
+    for row_id in ("8a", "8b"):  # the CNN rows compare with TF1, absent here
+        assert rows[row_id]["pass"] is None
+        assert rows[row_id]["unchecked"] == ["ratio to tensorflow"]
 
 
 def test_missing_torch_and_tensorflow_are_na(tmp_path, monkeypatch):
@@ -62,3 +75,26 @@ def test_chain_is_the_same_for_every_framework():
     got = chain(cases.CHAIN_INPUT)
     assert cases.check(got, cases.reference_chain(cases.CHAIN_INPUT)) is None
     assert cases.check(got * 1.01, cases.reference_chain(cases.CHAIN_INPUT)) is not None
+
+
+def test_bandwidth_target():
+    target = cases.Target(min_bandwidth=0.85)
+    assert target.describe("us") == ">= 0.85x copy GB/s"
+    assert target.evaluate(10.0, {}, 0.9) == (True, [])
+    assert target.evaluate(10.0, {}, 0.8) == (False, [])
+    assert target.evaluate(10.0, {}, None) == (None, ["bandwidth"])
+
+
+def test_cnn_reference_and_tf_layout():
+    loss, grads = cases.reference_cnn_step()
+    assert [g.shape for g in grads] == [(8, 1, 3, 3), (8, 8, 3, 3), (2048, 10), (10,)]
+    assert 0 < float(loss) < 10
+    # The bias gradient of a mean cross-entropy sums to zero over the classes.
+    assert abs(grads[3].sum()) < 1e-12
+    w = np.arange(2048 * 10, dtype=np.float32).reshape(2048, 10)
+    assert np.array_equal(cases._from_nhwc_order(cases._to_nhwc_order(w)), w)
+    # Flattening NHWC activations against the reordered w3 gives the NCHW logits.
+    h = np.random.default_rng(0).standard_normal((2, 8, 16, 16))
+    nchw = h.reshape(2, -1) @ w
+    nhwc = h.transpose(0, 2, 3, 1).reshape(2, -1) @ cases._to_nhwc_order(w)
+    assert np.allclose(nchw, nhwc)

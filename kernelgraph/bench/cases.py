@@ -22,6 +22,10 @@ same order, with no interpreter loop around them::
 
 The same function works on eager tensors (computes now), on graph nodes (adds nodes), on
 NumPy arrays and on torch / TF tensors; only ``tanh`` and ``sigmoid`` differ per framework.
+
+Rows 6-8 are the larger CPU figures: a 1024x1024 matmul, ``a * b + c`` over 10M float32
+(also in GB/s, next to an ``np.copyto`` copy timed in the same run: see :class:`Bandwidth`)
+and one training step of a small CNN, in kernelgraph's eager and static modes.
 """
 
 from __future__ import annotations
@@ -114,19 +118,25 @@ class Impl:
 
 @dataclass(frozen=True)
 class Target:
-    """What the project must reach: at most ``max_us``, and kernelgraph/other ratios at most
-    ``max_ratio[other]``."""
+    """What the project must reach: at most ``max_us``, kernelgraph/other ratios at most
+    ``max_ratio[other]``, and (for a case with a :class:`Bandwidth`) kernelgraph's effective
+    bandwidth at least ``min_bandwidth`` times the baseline's, measured in the same run."""
 
     max_us: float | None = None
     max_ratio: tuple[tuple[str, float], ...] = ()
+    min_bandwidth: float | None = None
 
     def describe(self, unit: str) -> str:
         parts = [f"<= {self.max_us:g} {unit}"] if self.max_us is not None else []
-        parts += [f"<= {r:g}x {name}" for name, r in self.max_ratio]
+        parts += [f"<= {r:.3g}x {name}" for name, r in self.max_ratio]
+        if self.min_bandwidth is not None:
+            parts.append(f">= {self.min_bandwidth:g}x copy GB/s")
         return ", ".join(parts)
 
-    def evaluate(self, kg_us: float | None, ratios: dict) -> tuple[bool | None, list[str]]:
-        """(passed, unchecked): passed is None when nothing could be checked."""
+    def evaluate(self, kg_us: float | None, ratios: dict,
+                 bandwidth_ratio: float | None = None) -> tuple[bool | None, list[str]]:
+        """(passed, unchecked): passed is None when nothing could be checked.
+        ``bandwidth_ratio`` is kernelgraph's GB/s over the baseline's (None: not measured)."""
         checks, unchecked = [], []
         if self.max_us is not None:
             if kg_us is None:
@@ -139,7 +149,28 @@ class Target:
                 unchecked.append(f"ratio to {name}")
             else:
                 checks.append(r <= limit)
+        if self.min_bandwidth is not None:
+            if bandwidth_ratio is None:
+                unchecked.append("bandwidth")
+            else:
+                checks.append(bandwidth_ratio >= self.min_bandwidth)
         return (all(checks) if checks else None), unchecked
+
+
+@dataclass(frozen=True)
+class Bandwidth:
+    """Turn a memory-bound case's times into GB/s, next to a baseline timed in the same run.
+
+    ``nbytes``: the bytes one call must move at least (the case says how they are counted);
+    ``baseline``: setup(numpy) -> :class:`Impl` of the reference pass (a plain copy), which
+    moves ``baseline_nbytes`` per call and is described by ``baseline_label``.
+    """
+
+    nbytes: int
+    baseline: Callable
+    baseline_nbytes: int
+    baseline_label: str
+    counting: str  # how the bytes are counted, for the footnote
 
 
 @dataclass(frozen=True)
@@ -151,6 +182,8 @@ class Case:
     reference: Callable[[], object]
     setups: dict  # framework -> setup(module) -> Impl, or a str: why it is n/a
     target: Target | None = None
+    bandwidth: Bandwidth | None = None
+    rtol: float = 1e-4  # the output check's relative tolerance (see :func:`check`)
 
 
 # -- setups -----------------------------------------------------------------------------------
@@ -357,6 +390,304 @@ def _build_tf(tf):
                 extra={"graph_nodes": len(g.get_operations())})
 
 
+# -- the issue's CPU figures: large arrays and a small CNN -------------------------------------
+# Every framework gets the same float32 data (made once, here, with a fixed seed), so outputs
+# can be compared with one float64 reference. Data that a framework needs in another layout
+# (TF's NHWC / HWIO) is transposed once in the setup, outside the timed statement.
+def _rng(seed: int) -> np.random.Generator:
+    return np.random.default_rng(seed)
+
+
+# 6. matmul of two 1024x1024 float32 matrices
+MATMUL_N = 1024
+
+
+def _matmul_data():
+    r = _rng(6)
+    return (r.standard_normal((MATMUL_N, MATMUL_N), dtype=np.float32),
+            r.standard_normal((MATMUL_N, MATMUL_N), dtype=np.float32))
+
+
+def _matmul_reference():
+    a, b = _matmul_data()
+    return a.astype(np.float64) @ b.astype(np.float64)
+
+
+def _matmul_kg(kg):
+    a, b = (kg.tensor(v) for v in _matmul_data())
+    return Impl("matmul(a, b)", {"matmul": kg.matmul, "a": a, "b": b},
+                lambda: kg.matmul(a, b).numpy())
+
+
+def _matmul_np(np_):
+    a, b = _matmul_data()
+    return Impl("matmul(a, b)", {"matmul": np_.matmul, "a": a, "b": b},
+                lambda: np_.matmul(a, b))
+
+
+def _matmul_torch(torch):
+    a, b = (torch.from_numpy(v) for v in _matmul_data())
+    return Impl("matmul(a, b)", {"matmul": torch.matmul, "a": a, "b": b},
+                lambda: torch.matmul(a, b).numpy())
+
+
+_FEED_RUN = "sess.run(y, feed_dict=feed)"
+
+
+def _matmul_tf(tf):
+    a0, b0 = _matmul_data()
+    g = tf.Graph()
+    with g.as_default():
+        a = tf.compat.v1.placeholder(tf.float32, shape=a0.shape)
+        b = tf.compat.v1.placeholder(tf.float32, shape=b0.shape)
+        y = tf.matmul(a, b)
+    sess, feed = tf.compat.v1.Session(graph=g), {a: a0, b: b0}
+    return Impl(_FEED_RUN, {"sess": sess, "y": y, "feed": feed},
+                lambda: sess.run(y, feed_dict=feed), close=sess.close)
+
+
+# 7. a * b + c over 10M float32 values, with the copy bandwidth as the baseline
+FMA_N = 10_000_000
+
+
+def _fma_data():
+    # Positive values: no cancellation, so float32 stays within 1e-6 of the float64 result.
+    r = _rng(7)
+    return tuple(r.uniform(0.5, 1.5, FMA_N).astype(np.float32) for _ in range(3))
+
+
+def _fma_reference():
+    a, b, c = (v.astype(np.float64) for v in _fma_data())
+    return a * b + c
+
+
+_FMA = "a * b + c"
+
+
+def _fma_kg(kg):
+    a, b, c = (kg.tensor(v) for v in _fma_data())
+    return Impl(_FMA, {"a": a, "b": b, "c": c}, lambda: (a * b + c).numpy())
+
+
+def _fma_np(np_):
+    a, b, c = _fma_data()
+    return Impl(_FMA, {"a": a, "b": b, "c": c}, lambda: a * b + c)
+
+
+def _fma_torch(torch):
+    a, b, c = (torch.from_numpy(v) for v in _fma_data())
+    return Impl(_FMA, {"a": a, "b": b, "c": c}, lambda: (a * b + c).numpy())
+
+
+def _fma_tf(tf):
+    a0, b0, c0 = _fma_data()
+    g = tf.Graph()
+    with g.as_default():
+        a, b, c = (tf.compat.v1.placeholder(tf.float32, shape=(FMA_N,)) for _ in range(3))
+        y = a * b + c
+    sess, feed = tf.compat.v1.Session(graph=g), {a: a0, b: b0, c: c0}
+    return Impl(_FEED_RUN, {"sess": sess, "y": y, "feed": feed},
+                lambda: sess.run(y, feed_dict=feed), close=sess.close)
+
+
+def _copy_np(np_):
+    src = _fma_data()[0]
+    dst = np_.empty_like(src)
+    return Impl("copyto(dst, src)", {"copyto": np_.copyto, "dst": dst, "src": src},
+                lambda: dst)
+
+
+FMA_BANDWIDTH = Bandwidth(
+    nbytes=4 * 4 * FMA_N, baseline=_copy_np, baseline_nbytes=2 * 4 * FMA_N,
+    baseline_label="np.copyto(dst, src) on 10M float32",
+    counting="bytes are the minimal traffic of one fused pass: 4 arrays (a, b, c read, "
+             "the result written) x 4 bytes x N; the copy moves 2 arrays x 4 bytes x N")
+
+
+# 8. one training step of a small CNN: forward + backward of the mean cross-entropy
+CNN_BATCH, CNN_SIZE, CNN_CHANNELS, CNN_CLASSES = 32, 16, 8, 10
+CNN_FLAT = CNN_CHANNELS * CNN_SIZE * CNN_SIZE
+
+
+def _cnn_data():
+    """x (N, 1, H, W), labels (N,) int64, and the weights: w1 (8, 1, 3, 3), w2 (8, 8, 3, 3)
+    (OIHW, He-scaled), w3 (2048, 10), b3 (10,)."""
+    r = _rng(8)
+    x = r.standard_normal((CNN_BATCH, 1, CNN_SIZE, CNN_SIZE), dtype=np.float32)
+    labels = r.integers(0, CNN_CLASSES, CNN_BATCH).astype(np.int64)
+    w1 = (r.standard_normal((CNN_CHANNELS, 1, 3, 3)) * np.sqrt(2 / 9)).astype(np.float32)
+    w2 = (r.standard_normal((CNN_CHANNELS, CNN_CHANNELS, 3, 3))
+          * np.sqrt(2 / (9 * CNN_CHANNELS))).astype(np.float32)
+    w3 = (r.standard_normal((CNN_FLAT, CNN_CLASSES)) / np.sqrt(CNN_FLAT)).astype(np.float32)
+    b3 = (r.standard_normal(CNN_CLASSES) * 0.1).astype(np.float32)
+    return x, labels, [w1, w2, w3, b3]
+
+
+def _patches(x):
+    """(N, C, H, W) -> (N, C, 3, 3, H, W): the 3x3 windows of x zero-padded by 1."""
+    n, c, h, w = x.shape
+    xp = np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1)))
+    out = np.empty((n, c, 3, 3, h, w), x.dtype)
+    for i in range(3):
+        for j in range(3):
+            out[:, :, i, j] = xp[:, :, i:i + h, j:j + w]
+    return out
+
+
+def _conv_input_grad(w, g):
+    """The gradient of conv2d(x, w, padding=1) with respect to x, for output gradient g."""
+    n, _, h, wd = g.shape
+    cols = np.einsum("ocij,nohw->ncijhw", w, g)
+    dxp = np.zeros((n, w.shape[1], h + 2, wd + 2))
+    for i in range(3):
+        for j in range(3):
+            dxp[:, :, i:i + h, j:j + wd] += cols[:, :, i, j]
+    return dxp[:, :, 1:-1, 1:-1]
+
+
+def reference_cnn_step():
+    """[loss, [dloss/dw1, dloss/dw2, dloss/dw3, dloss/db3]] of the CNN step, by hand, in
+    float64."""
+    x, labels, (w1, w2, w3, b3) = _cnn_data()
+    x, w1, w2, w3, b3 = (v.astype(np.float64) for v in (x, w1, w2, w3, b3))
+    p1 = _patches(x)
+    a1 = np.einsum("ncijhw,ocij->nohw", p1, w1)
+    h1 = np.maximum(a1, 0.0)
+    p2 = _patches(h1)
+    a2 = np.einsum("ncijhw,ocij->nohw", p2, w2)
+    h2 = np.maximum(a2, 0.0)
+    flat = h2.reshape(CNN_BATCH, -1)
+    z = flat @ w3 + b3
+    z = z - z.max(axis=1, keepdims=True)
+    logp = z - np.log(np.exp(z).sum(axis=1, keepdims=True))
+    rows = np.arange(CNN_BATCH)
+    loss = -logp[rows, labels].mean()
+    dz = np.exp(logp)
+    dz[rows, labels] -= 1.0
+    dz /= CNN_BATCH
+    dw3, db3 = flat.T @ dz, dz.sum(axis=0)
+    da2 = (dz @ w3.T).reshape(a2.shape) * (a2 > 0)
+    dw2 = np.einsum("ncijhw,nohw->ocij", p2, da2)
+    da1 = _conv_input_grad(w2, da2) * (a1 > 0)
+    dw1 = np.einsum("ncijhw,nohw->ocij", p1, da1)
+    return [np.array(loss), [dw1, dw2, dw3, db3]]
+
+
+def _cnn_model(conv2d, relu, reshape, matmul, cross_entropy):
+    """The model, written once for kernelgraph (both modes) and PyTorch."""
+    def loss_of(x, labels, w1, w2, w3, b3):
+        h = relu(conv2d(x, w1, padding=1))
+        h = relu(conv2d(h, w2, padding=1))
+        logits = matmul(reshape(h, (CNN_BATCH, CNN_FLAT)), w3) + b3
+        return cross_entropy(logits, labels)
+    return loss_of
+
+
+def _cnn_eager_kg(kg):
+    x0, y0, w0 = _cnn_data()
+    x, labels = kg.tensor(x0), kg.tensor(y0)
+    params = [kg.tensor(w, requires_grad=True) for w in w0]
+    loss_of = _cnn_model(kg.conv2d, kg.relu, kg.reshape, kg.matmul, kg.cross_entropy)
+
+    def step():
+        for p in params:
+            p.grad = None
+        loss = loss_of(x, labels, *params)
+        loss.backward()
+        return loss
+
+    def output():
+        loss = step()
+        return [loss.detach().numpy(), [p.grad.numpy() for p in params]]
+
+    return Impl("step()", {"step": step}, output)
+
+
+_CNN_RUN = "sess.run([loss, grads], feed_dict=feed)"
+
+
+def _cnn_static_kg(kg):
+    x0, y0, w0 = _cnn_data()
+    g = kg.Graph()
+    with g.as_default():
+        x = kg.placeholder(kg.float32, shape=x0.shape)
+        labels = kg.placeholder(kg.int64, shape=y0.shape)
+        params = [kg.Variable(w) for w in w0]
+        loss_of = _cnn_model(kg.conv2d, kg.relu, kg.reshape, kg.matmul, kg.cross_entropy)
+        loss = loss_of(x, labels, *params)
+        grads = kg.gradients(loss, params)
+        init = kg.global_variables_initializer()
+    sess, feed = kg.Session(graph=g), {x: x0, labels: y0}
+    sess.run(init)
+    ns = {"sess": sess, "loss": loss, "grads": grads, "feed": feed}
+    return Impl(_CNN_RUN, ns, lambda: sess.run([loss, grads], feed_dict=feed), close=sess.close)
+
+
+def _cnn_torch(torch):
+    import torch.nn.functional as F
+
+    x0, y0, w0 = _cnn_data()
+    x, labels = torch.from_numpy(x0), torch.from_numpy(y0)
+    params = [torch.tensor(w, requires_grad=True) for w in w0]
+    loss_of = _cnn_model(F.conv2d, torch.relu, torch.reshape, torch.matmul, F.cross_entropy)
+
+    def step():
+        for p in params:
+            p.grad = None
+        loss = loss_of(x, labels, *params)
+        loss.backward()
+        return loss
+
+    def output():
+        loss = step()
+        return [loss.detach().numpy(), [p.grad.numpy() for p in params]]
+
+    return Impl("step()", {"step": step}, output)
+
+
+def _to_nhwc_order(w3):
+    """w3's rows reordered from NCHW flattening (c, h, w) to NHWC flattening (h, w, c)."""
+    return w3.reshape(CNN_CHANNELS, CNN_SIZE, CNN_SIZE, -1).transpose(1, 2, 0, 3) \
+        .reshape(CNN_FLAT, -1)
+
+
+def _from_nhwc_order(w3):
+    return w3.reshape(CNN_SIZE, CNN_SIZE, CNN_CHANNELS, -1).transpose(2, 0, 1, 3) \
+        .reshape(CNN_FLAT, -1)
+
+
+def _cnn_tf(tf):
+    v1 = tf.compat.v1
+    x0, y0, (w1, w2, w3, b3) = _cnn_data()
+    # Once, outside timing: data to NHWC, filters OIHW -> HWIO, and w3's rows reordered so
+    # that flattening NHWC activations gives exactly the same logits.
+    x0 = np.ascontiguousarray(x0.transpose(0, 2, 3, 1))
+    init = [np.ascontiguousarray(w1.transpose(2, 3, 1, 0)),
+            np.ascontiguousarray(w2.transpose(2, 3, 1, 0)), _to_nhwc_order(w3), b3]
+    g = tf.Graph()
+    with g.as_default():
+        x = v1.placeholder(tf.float32, shape=x0.shape)
+        labels = v1.placeholder(tf.int64, shape=y0.shape)
+        params = [v1.Variable(w) for w in init]
+        h = tf.nn.relu(tf.nn.conv2d(x, params[0], strides=1, padding="SAME"))
+        h = tf.nn.relu(tf.nn.conv2d(h, params[1], strides=1, padding="SAME"))
+        logits = tf.matmul(tf.reshape(h, (CNN_BATCH, CNN_FLAT)), params[2]) + params[3]
+        loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(
+            labels=labels, logits=logits))
+        grads = v1.gradients(loss, params)
+        initializer = v1.global_variables_initializer()
+    sess, feed = v1.Session(graph=g), {x: x0, labels: y0}
+    sess.run(initializer)
+
+    def output():  # the gradients back in the OIHW / NCHW order of the reference
+        value, (d1, d2, d3, db3) = sess.run([loss, grads], feed_dict=feed)
+        return [value, [d1.transpose(3, 2, 0, 1), d2.transpose(3, 2, 0, 1),
+                        _from_nhwc_order(d3), db3]]
+
+    ns = {"sess": sess, "loss": loss, "grads": grads, "feed": feed}
+    return Impl(_CNN_RUN, ns, output, close=sess.close)
+
+
 CASES = (
     Case("1", "eager a + b, shape (1,)", "us",
          "a + b on two 1-element float32 tensors without grad (numpy: arrays).",
@@ -394,6 +725,41 @@ CASES = (
          {"kernelgraph": _build_kg, "numpy": NO_GRAPH_NP, "torch": NO_SESSION_TORCH,
           "tensorflow": _build_tf},
          Target(max_us=5.0)),
+    Case("6", "eager matmul 1024x1024", "us",
+         "matmul(a, b) of two (1024, 1024) float32 tensors without grad; TF1 runs "
+         "sess.run(tf.matmul(a, b)) feeding both (placeholders: constants would be folded). "
+         "Target: >= 0.9x NumPy's speed, i.e. time <= NumPy's time / 0.9.",
+         _matmul_reference,
+         {"kernelgraph": _matmul_kg, "numpy": _matmul_np, "torch": _matmul_torch,
+          "tensorflow": _matmul_tf},
+         Target(max_ratio=(("numpy", 1 / 0.9),))),
+    Case("7", "eager a * b + c, 10M float32", "us",
+         "a * b + c on three (10_000_000,) float32 tensors without grad; TF1 runs "
+         "sess.run(a * b + c) feeding all three. Bandwidth: 4 arrays x 4 B x N bytes per call "
+         "(the minimal traffic of one fused pass), against np.copyto's 2 x 4 B x N, timed in "
+         "the same run.",
+         _fma_reference,
+         {"kernelgraph": _fma_kg, "numpy": _fma_np, "torch": _fma_torch, "tensorflow": _fma_tf},
+         Target(min_bandwidth=0.85), bandwidth=FMA_BANDWIDTH),
+    Case("8a", "CNN train step, kg eager", "us",
+         "One forward+backward of conv2d 1->8 3x3 pad 1, relu, conv2d 8->8 3x3 pad 1, relu, "
+         "flatten, linear 2048->10 (+ bias), mean softmax cross-entropy, on a batch of 32 "
+         "1x16x16 images; outputs the loss and the 4 weight gradients. kernelgraph eager "
+         "(tensors, loss.backward()); torch the same in eager mode (F.conv2d, NCHW); TF1 "
+         "sess.run([loss, grads]) with tf.nn.conv2d on NHWC data and HWIO filters "
+         "(transposed once, outside timing). Same weights and data everywhere.",
+         reference_cnn_step,
+         {"kernelgraph": _cnn_eager_kg, "numpy": NO_AUTOGRAD_NP, "torch": _cnn_torch,
+          "tensorflow": _cnn_tf},
+         Target(max_ratio=(("tensorflow", 1.0),))),
+    Case("8b", "CNN train step, kg static", "us",
+         "The same step as 8a in kernelgraph's static mode: placeholders for x and the labels, "
+         "Variables for the weights, grads = kg.gradients(loss, weights), timing "
+         "sess.run([loss, grads], feed_dict=feed); torch and TF1 as in 8a.",
+         reference_cnn_step,
+         {"kernelgraph": _cnn_static_kg, "numpy": NO_AUTOGRAD_NP, "torch": _cnn_torch,
+          "tensorflow": _cnn_tf},
+         Target(max_ratio=(("tensorflow", 1.0),))),
 )
 
 

@@ -14,6 +14,8 @@ import sys
 import tempfile
 from dataclasses import dataclass
 
+import numpy
+
 from . import cases as C
 from .frameworks import FRAMEWORKS, LABELS, SHORT, load, machine_info
 from .timing import measure
@@ -43,14 +45,15 @@ FULL = Settings()
 QUICK = Settings(repeat=3, min_time=0.02)
 
 
-def _run_cell(case, name, module, settings, reference) -> dict:
-    setup = case.setups.get(name)
+def _run_cell(case, name, module, settings, reference, setup=None) -> dict:
+    setup = setup if setup is not None else case.setups.get(name)
     if module is None or isinstance(setup, str) or setup is None:
         return {"us": None, "reason": setup if isinstance(setup, str) else "not available"}
     impl = None
     try:
         impl = setup(module)
-        problem = C.check(impl.output(), reference)
+        problem = C.check(impl.output(), reference, rtol=case.rtol) if reference is not None \
+            else None
         timing = measure(impl.stmt, impl.namespace, repeat=settings.repeat,
                          min_time=settings.min_time, number=settings.number, per=impl.per,
                          gc=settings.gc)
@@ -98,8 +101,12 @@ def run(settings: Settings = FULL, frameworks=FRAMEWORKS, progress=None) -> dict
                   for other in FRAMEWORKS[1:]}
         row = {"id": case.id, "title": case.title, "unit": case.unit,
                "description": case.description, "results": results, "ratios": ratios}
+        bandwidth_ratio = None
+        if case.bandwidth is not None:
+            row["bandwidth"] = _bandwidth(case, results, numpy, settings, progress)
+            bandwidth_ratio = row["bandwidth"]["kernelgraph_vs_baseline"]
         if case.target is not None:
-            passed, unchecked = case.target.evaluate(kg_us, ratios)
+            passed, unchecked = case.target.evaluate(kg_us, ratios, bandwidth_ratio)
             row["target"] = case.target.describe(case.unit)
             row["pass"] = passed
             row["unchecked"] = unchecked
@@ -109,6 +116,27 @@ def run(settings: Settings = FULL, frameworks=FRAMEWORKS, progress=None) -> dict
     return {"schema": SCHEMA, "machine": machine_info(modules), "method": settings.as_json(),
             "chain": [op if c is None else f"{op} {c}" for op, c in C.CHAIN],
             "chain_source": C.chain_source(), "frameworks_missing": missing, "rows": rows}
+
+
+def _gbps(nbytes: int, us: float | None) -> float | None:
+    return nbytes / (us * 1e3) if us else None  # bytes per microsecond / 1000 = GB/s
+
+
+def _bandwidth(case, results, numpy_, settings, progress) -> dict:
+    """Effective GB/s of every framework's cell, and of the baseline copy timed now (with
+    NumPy, a dependency of kernelgraph, whichever frameworks were selected)."""
+    bw = case.bandwidth
+    if progress is not None:
+        progress(f"  {case.id:<3} {'(bandwidth baseline)':<36} {bw.baseline_label} ...")
+    base = _run_cell(case, "numpy", numpy_, settings, None, setup=bw.baseline)
+    base.pop("check", None)
+    base_gbps = _gbps(bw.baseline_nbytes, base["us"])
+    gbps = {f: _gbps(bw.nbytes, results[f]["us"]) for f in FRAMEWORKS}
+    kg = gbps["kernelgraph"]
+    return {"bytes_per_call": bw.nbytes, "counting": bw.counting, "gbps": gbps,
+            "baseline": {"label": bw.baseline_label, "bytes_per_call": bw.baseline_nbytes,
+                         "gbps": base_gbps, **base},
+            "kernelgraph_vs_baseline": kg / base_gbps if kg and base_gbps else None}
 
 
 # -- output -------------------------------------------------------------------------------------
@@ -125,6 +153,17 @@ def _fmt_ratio(r) -> str:
         return "n/a"
     return f"{r:.3f}x" if r < 1 else f"{r:.2f}x" if r < 10 else f"{r:.1f}x" if r < 100 \
         else f"{r:.0f}x"
+
+
+def _fmt_gbps(gbps) -> str:
+    return "n/a" if gbps is None else f"{gbps:.1f}"
+
+
+def _fmt_bandwidth(row) -> str:
+    bw = row.get("bandwidth")
+    if bw is None:
+        return "-"
+    return f"{_fmt_gbps(bw['gbps']['kernelgraph'])} | {_fmt_gbps(bw['baseline']['gbps'])}"
 
 
 def _status(row) -> str:
@@ -154,14 +193,14 @@ def format_table(doc: dict) -> str:
         "",
     ]
     header = ["#", "benchmark", "unit"] + [LABELS[f] for f in FRAMEWORKS] + \
-        [f"kg/{SHORT[f]}" for f in FRAMEWORKS[1:]] + ["target", "status"]
+        [f"kg/{SHORT[f]}" for f in FRAMEWORKS[1:]] + ["GB/s kg | copy", "target", "status"]
     table = [header]
     for row in doc["rows"]:
         res = row["results"]
         table.append([row["id"], row["title"], row["unit"]]
                      + [_fmt_us(res[f]) for f in FRAMEWORKS]
                      + [_fmt_ratio(row["ratios"][f]) for f in FRAMEWORKS[1:]]
-                     + [row["target"] or "-", _status(row)])
+                     + [_fmt_bandwidth(row), row["target"] or "-", _status(row)])
     left = {0, 1, 2, len(header) - 2, len(header) - 1}
     widths = [max(len(r[i]) for r in table) for i in range(len(header))]
 
@@ -190,6 +229,15 @@ def _footnotes(doc) -> list[str]:
     for row in doc["rows"]:
         if row["unchecked"]:
             notes.append(f"* row {row['id']}: not checked: {', '.join(row['unchecked'])}")
+        bw = row.get("bandwidth")
+        if bw is not None:
+            per = ", ".join(f"{LABELS[f]} {_fmt_gbps(g)}" for f, g in bw["gbps"].items())
+            base = bw["baseline"]
+            ratio = bw["kernelgraph_vs_baseline"]
+            notes.append(f"row {row['id']} GB/s: {per}; copy baseline ({base['label']}, "
+                         f"same run): {_fmt_gbps(base['gbps'])}"
+                         + (f" ({base['reason']})" if base["us"] is None else "")
+                         + f"; kernelgraph / copy = {_fmt_ratio(ratio)}; {bw['counting']}")
         nodes = [f"{LABELS[f]} {cell['graph_nodes']}" for f, cell in row["results"].items()
                  if cell.get("graph_nodes")]
         if nodes:

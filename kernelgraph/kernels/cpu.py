@@ -325,6 +325,18 @@ def _matmul_batched_parallel(a, b, out):
                 row[j] += aik * brow[j]
 
 
+# Floating-point matmul goes to BLAS: numba compiles ``np.dot`` into a call to the sgemm/dgemm
+# that SciPy ships (hence the scipy dependency), on contiguous 2-D slices, one per batch entry.
+# The loops above stay for integer dtypes, which BLAS does not do.
+@njit(cache=True)
+def _matmul_batched_blas(a, b, out):
+    for i in range(a.shape[0]):
+        np.dot(a[i], b[i], out[i])
+
+
+_BLAS_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+
+
 def matmul_shape(sa: tuple, sb: tuple) -> tuple:
     """Output shape of ``a @ b`` for tensors of rank >= 2 (batch dims broadcast)."""
     if len(sa) < 2 or len(sb) < 2:
@@ -348,7 +360,9 @@ def matmul(a: ndarray, b: ndarray) -> ndarray:
         a3 = np.ascontiguousarray(np.broadcast_to(a, (*batch, m, k))).reshape(nb, m, k)
         b3 = np.ascontiguousarray(np.broadcast_to(b, (*batch, k, n))).reshape(nb, k, n)
     out = np.empty((a3.shape[0], a3.shape[1], n), a.dtype)
-    if nb * m * k * n >= PARALLEL_MIN_WORK and a3.shape[0] * a3.shape[1] > 1:
+    if a3.dtype in _BLAS_DTYPES and out.size and k:
+        _matmul_batched_blas(a3, b3, out)
+    elif nb * m * k * n >= PARALLEL_MIN_WORK and a3.shape[0] * a3.shape[1] > 1:
         _matmul_batched_parallel(a3, b3, out)
     else:
         _matmul_batched(a3, b3, out)

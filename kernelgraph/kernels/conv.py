@@ -1,7 +1,7 @@
 """numba CPU kernels for 2-D convolution and pooling over NCHW arrays.
 
-Every kernel is a direct loop over the output (or, for the backward kernels, over the
-gradient being written), threaded with ``prange`` over an axis whose iterations write
+Every kernel is a loop over the output (or, for the backward kernels, over the gradient
+being written), threaded with ``prange`` over an axis whose iterations write
 disjoint memory, so results do not depend on the number of threads. Padding is never
 materialised: out-of-range input positions are skipped (zero for conv/avg, ignored for max).
 
@@ -11,7 +11,9 @@ so a kernel never reads outside its arrays, whatever a user passes.
 The forward ``conv2d`` is im2col + the numba matmul; ``conv2d_direct`` (one loop nest) is
 kept for comparison. For x (32, 1, 16, 16), w (8, 1, 3, 3), padding 1, float32, on a busy
 2-core machine: im2col 48-60 us, direct 330 us, NumPy reference 620 us, torch 2.13 CPU
-60-240 us. The backward kernels are still direct loops.
+60-240 us. The backward kernels reuse im2col and the matmul: the filter gradient is
+``cols @ g^T`` summed over the batch, the input gradient ``w^T @ g`` scattered back by
+col2im (32x8x16x16 -> 8 channels: 0.27 and 0.5 ms, from 1.8 and 3.4 ms as direct loops).
 """
 
 from __future__ import annotations
@@ -88,52 +90,6 @@ def _conv2d_direct(x, w, out, sh, sw, ph, pw, dh, dw):
 
 
 @njit(cache=True, parallel=True)
-def _conv2d_backward_input(g, w, dx, sh, sw, ph, pw, dh, dw):
-    n_, c_, h_, w_ = dx.shape
-    o_, _, kh_, kw_ = w.shape
-    oh_, ow_ = g.shape[2], g.shape[3]
-    for p in prange(n_ * c_):  # each (n, c) plane of dx is written by one thread
-        n = p // c_
-        c = p % c_
-        dx[n, c] = 0
-        for o in range(o_):
-            for i in range(oh_):
-                for ki in range(kh_):
-                    y = i * sh - ph + ki * dh
-                    if y < 0 or y >= h_:
-                        continue
-                    for j in range(ow_):
-                        gv = g[n, o, i, j]
-                        for kj in range(kw_):
-                            xx = j * sw - pw + kj * dw
-                            if 0 <= xx < w_:
-                                dx[n, c, y, xx] += gv * w[o, c, ki, kj]
-
-
-@njit(cache=True, parallel=True)
-def _conv2d_backward_filter(x, g, dwt, sh, sw, ph, pw, dh, dw):
-    n_, c_, h_, w_ = x.shape
-    o_, _, kh_, kw_ = dwt.shape
-    oh_, ow_ = g.shape[2], g.shape[3]
-    for p in prange(o_ * c_):
-        o = p // c_
-        c = p % c_
-        for ki in range(kh_):
-            for kj in range(kw_):
-                s = 0.0
-                for n in range(n_):
-                    for i in range(oh_):
-                        y = i * sh - ph + ki * dh
-                        if y < 0 or y >= h_:
-                            continue
-                        for j in range(ow_):
-                            xx = j * sw - pw + kj * dw
-                            if 0 <= xx < w_:
-                                s += x[n, c, y, xx] * g[n, o, i, j]
-                dwt[o, c, ki, kj] = s
-
-
-@njit(cache=True, parallel=True)
 def _im2col(x, cols, kh_, kw_, sh, sw, ph, pw, dh, dw, oh_, ow_):
     n_, c_, h_, w_ = x.shape
     for p in prange(n_ * c_):
@@ -150,6 +106,32 @@ def _im2col(x, cols, kh_, kw_, sh, sw, ph, pw, dh, dw, oh_, ow_):
                         if 0 <= y < h_ and 0 <= xx < w_:
                             v = x[n, c, y, xx]
                         cols[n, row, i * ow_ + j] = v
+
+
+@njit(cache=True, parallel=True)
+def _col2im(cols, dx, kh_, kw_, sh, sw, ph, pw, dh, dw, oh_, ow_):
+    """The adjoint of :func:`_im2col`: scatter-add each column of ``cols`` (N, C*KH*KW,
+    OH*OW) back onto the input position it was read from; padding positions are dropped."""
+    n_, c_, h_, w_ = dx.shape
+    for p in prange(n_ * c_):  # each (n, c) plane of dx is written by one thread
+        n = p // c_
+        c = p % c_
+        plane = dx[n, c]
+        plane[:] = 0
+        for ki in range(kh_):
+            for kj in range(kw_):
+                row = (c * kh_ + ki) * kw_ + kj
+                off = kj * dw - pw  # input column of output column j is j * sw + off
+                j0 = max(0, (sw - 1 - off) // sw)  # the first j with j * sw + off >= 0
+                j1 = min(ow_, max(0, (w_ - 1 - off) // sw + 1))  # past the last one < w_
+                src = cols[n, row]
+                for i in range(oh_):
+                    y = i * sh - ph + ki * dh
+                    if y < 0 or y >= h_:
+                        continue
+                    base = i * ow_
+                    for j in range(j0, j1):
+                        plane[y, j * sw + off] += src[base + j]
 
 
 def conv2d_direct(x: ndarray, w: ndarray, stride, padding, dilation) -> ndarray:
@@ -176,24 +158,40 @@ def conv2d(x: ndarray, w: ndarray, stride, padding, dilation, matmul=cpu.matmul)
     return out.reshape(n, o, oh, ow)
 
 
-def conv2d_backward_input(g, w, x_shape, stride, padding, dilation) -> ndarray:
-    _check_grad(g, conv2d_shape(x_shape, w.shape, stride, padding, dilation),
-                "conv2d_backward_input")
+def conv2d_backward_input(g, w, x_shape, stride, padding, dilation,
+                          matmul=cpu.matmul) -> ndarray:
+    """The gradient of :func:`conv2d` with respect to ``x``: ``w^T (C*KH*KW, O) @ g``
+    gives the gradient of every column of im2col's ``cols``, and col2im adds each back onto
+    the input position it was copied from."""
+    n, o, oh, ow = conv2d_shape(x_shape, w.shape, stride, padding, dilation)
+    _check_grad(g, (n, o, oh, ow), "conv2d_backward_input")
+    c, kh, kw = w.shape[1:]
     dx = np.zeros(x_shape, g.dtype)
     if dx.size and g.size:
-        _conv2d_backward_input(np.ascontiguousarray(g), np.ascontiguousarray(w), dx,
-                               *stride, *padding, *dilation)
+        wt = np.ascontiguousarray(np.asarray(w, g.dtype).reshape(o, c * kh * kw).T)
+        cols = matmul(wt, np.ascontiguousarray(g).reshape(n, o, oh * ow))
+        _col2im(cols, dx, kh, kw, *stride, *padding, *dilation, oh, ow)
     return dx
 
 
-def conv2d_backward_filter(x, g, w_shape, stride, padding, dilation) -> ndarray:
-    _check_grad(g, conv2d_shape(x.shape, w_shape, stride, padding, dilation),
-                "conv2d_backward_filter")
-    dw = np.zeros(w_shape, g.dtype)
-    if dw.size and g.size:
-        _conv2d_backward_filter(np.ascontiguousarray(x), np.ascontiguousarray(g), dw,
-                                *stride, *padding, *dilation)
-    return dw
+def conv2d_backward_filter(x, g, w_shape, stride, padding, dilation,
+                           matmul=cpu.matmul) -> ndarray:
+    """The gradient of :func:`conv2d` with respect to ``w``: ``cols[n] (C*KH*KW, OH*OW) @
+    g[n]^T (OH*OW, O)`` for every image n (im2col's ``cols``), summed over the batch.
+
+    One small product per image: one (C*KH*KW, N*OH*OW) product, with im2col writing a
+    transposed view, measured slower here (2 cores)."""
+    n, o, oh, ow = conv2d_shape(x.shape, w_shape, stride, padding, dilation)
+    _check_grad(g, (n, o, oh, ow), "conv2d_backward_filter")
+    c, kh, kw = w_shape[1:]
+    if not (g.size and c * kh * kw):
+        return np.zeros(w_shape, g.dtype)
+    cols = np.empty((n, c * kh * kw, oh * ow), g.dtype)
+    _im2col(np.ascontiguousarray(x, g.dtype), cols, kh, kw, *stride, *padding, *dilation,
+            oh, ow)
+    gt = np.ascontiguousarray(np.asarray(g).reshape(n, o, oh * ow).transpose(0, 2, 1))
+    dwt = matmul(cols, gt).sum(axis=0)  # (C*KH*KW, O)
+    return np.ascontiguousarray(dwt.T).reshape(w_shape)
 
 
 # -- pooling --------------------------------------------------------------------------------

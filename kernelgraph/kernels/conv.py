@@ -195,60 +195,53 @@ def conv2d_backward_filter(x, g, w_shape, stride, padding, dilation,
 
 
 # -- pooling --------------------------------------------------------------------------------
+@njit(cache=True, inline="always")  # inlined: a call per window would halve the speed
+def _window_max(x, n, c, i, j, kh_, kw_, sh, sw, ph, pw):
+    """The first maximum of pooling window (i, j) of plane (n, c), NaN winning as in PyTorch:
+    (value, row, column), with row -1 when the window holds no input (only padding)."""
+    h_, w_ = x.shape[2], x.shape[3]
+    m = -math.inf
+    by = -1
+    bx = -1
+    for ki in range(kh_):
+        y = i * sh - ph + ki
+        if y < 0 or y >= h_:
+            continue
+        for kj in range(kw_):
+            xx = j * sw - pw + kj
+            if 0 <= xx < w_:
+                v = x[n, c, y, xx]
+                if by < 0 or v > m or (v != v and m == m):
+                    m = v
+                    by = y
+                    bx = xx
+    return m, by, bx
+
+
 @njit(cache=True, parallel=True)
 def _max_pool(x, out, kh_, kw_, sh, sw, ph, pw):
-    n_, c_, h_, w_ = x.shape
-    oh_, ow_ = out.shape[2], out.shape[3]
+    n_, c_ = x.shape[0], x.shape[1]
     for p in prange(n_ * c_):
         n = p // c_
         c = p % c_
-        for i in range(oh_):
-            for j in range(ow_):
-                m = -math.inf
-                first = True
-                for ki in range(kh_):
-                    y = i * sh - ph + ki
-                    if y < 0 or y >= h_:
-                        continue
-                    for kj in range(kw_):
-                        xx = j * sw - pw + kj
-                        if 0 <= xx < w_:
-                            v = x[n, c, y, xx]
-                            # the first maximum wins; NaN propagates (as PyTorch)
-                            if first or v > m or (v != v and m == m):
-                                m = v
-                                first = False
-                out[n, c, i, j] = m
+        for i in range(out.shape[2]):
+            for j in range(out.shape[3]):
+                out[n, c, i, j] = _window_max(x, n, c, i, j, kh_, kw_, sh, sw, ph, pw)[0]
 
 
 @njit(cache=True, parallel=True)
 def _max_pool_backward(x, g, dx, kh_, kw_, sh, sw, ph, pw):
-    n_, c_, h_, w_ = x.shape
-    oh_, ow_ = g.shape[2], g.shape[3]
+    # Each gradient goes to its window's first maximum; a plane is one thread's, so the
+    # accumulation (windows overlap when stride < kernel) never races.
+    n_, c_ = x.shape[0], x.shape[1]
     for p in prange(n_ * c_):
         n = p // c_
         c = p % c_
         dx[n, c] = 0
-        for i in range(oh_):
-            for j in range(ow_):
-                m = -math.inf
-                first = True
-                by = 0
-                bx = 0
-                for ki in range(kh_):
-                    y = i * sh - ph + ki
-                    if y < 0 or y >= h_:
-                        continue
-                    for kj in range(kw_):
-                        xx = j * sw - pw + kj
-                        if 0 <= xx < w_:
-                            v = x[n, c, y, xx]
-                            if first or v > m or (v != v and m == m):
-                                m = v
-                                by = y
-                                bx = xx
-                                first = False
-                if not first:
+        for i in range(g.shape[2]):
+            for j in range(g.shape[3]):
+                _, by, bx = _window_max(x, n, c, i, j, kh_, kw_, sh, sw, ph, pw)
+                if by >= 0:
                     dx[n, c, by, bx] += g[n, c, i, j]
 
 

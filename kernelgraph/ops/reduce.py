@@ -84,12 +84,8 @@ def _broadcast_reduced_forward(g, like, axis=None, keepdims=False, mean=False):
             count *= like.shape[a]
         # np.divide turns a 0-d array into a NumPy scalar; keep an array, or the next op
         # (dispatching on ndarray) would fall through to the eager front-end.
-        out = np.asarray(np.divide(out, builtins_max(count, 1), dtype=out.dtype))
+        out = np.asarray(np.divide(out, count or 1, dtype=out.dtype))
     return out
-
-
-def builtins_max(a, b):
-    return a if a > b else b
 
 
 def _broadcast_reduced_grad(gg, out, needs, attrs, g, like):

@@ -20,7 +20,8 @@ Static (TensorFlow 1 names)::
 Both call the same ops (:mod:`kernelgraph.ops`), the same autodiff and the same numba kernels.
 """
 
-from . import autograd, dtypes, errors, ops, trace
+from . import autograd, cuda, devices, dtypes, errors, ops, trace
+from .devices import Device, DeviceError, device
 from .dtypes import bool_, float32, float64, int32, int64
 from .eager import (
     EagerNode,
@@ -89,6 +90,7 @@ from .ops import (
     sub,
     sum,
     tanh,
+    to_device,
     transpose,
     where,
     zeros_like,
@@ -145,5 +147,6 @@ __all__ = [
     "trace", "trainable_variables", "transpose", "variables_initializer", "where", "zeros",
     "zeros_like", "widgets",
 ]
+__all__ += ["Device", "DeviceError", "cuda", "device", "devices", "to_device"]
 __all__ += ["argmax", "clip", "concat", "dropout", "embedding", "gather", "one_hot", "pad",
             "random", "split", "stack"]

@@ -75,6 +75,7 @@ from .random import dropout
 from .reduce import broadcast_like, broadcast_reduced, max, mean, sum, sum_to_like
 from .registry import OPS, Op, define
 from .shape import broadcast_to, matrix_transpose, reshape, reshape_like, transpose
+from .transfer import to_device
 
 __all__ = [
     "OPS", "Op", "define", "avg_pool2d", "avg_pool2d_backward", "conv2d",
@@ -90,5 +91,5 @@ __all__ = [
 __all__ += [
     "argmax", "clip", "concat", "concat_slice", "dropout", "embedding", "gather", "gather_grad",
     "getitem", "getitem_grad", "normalize_index", "one_hot", "pad", "random", "split",
-    "split_grad", "split_piece", "stack",
+    "split_grad", "split_piece", "stack", "to_device",
 ]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import devices
 from .. import dtypes as D
 from ..kernels import cpu
 from . import shapes
@@ -29,9 +30,13 @@ def _any(dt):
     return dt
 
 
+def _is_array(v) -> bool:
+    return isinstance(v, ndarray) or devices.is_cuda_array(v)
+
+
 def _operand_dtype(values):
-    """The promoted dtype of arrays and weak Python scalars."""
-    arrays = [v.dtype for v in values if isinstance(v, ndarray)]
+    """The promoted dtype of arrays (host or device) and weak Python scalars."""
+    arrays = [v.dtype for v in values if _is_array(v)]
     if not arrays:
         scalar = [D.scalar_dtype(v) for v in values]
         if None in scalar:
@@ -42,7 +47,7 @@ def _operand_dtype(values):
     for d in arrays[1:]:
         dt = D.promote(dt, D.as_dtype(d))
     for v in values:
-        if not isinstance(v, ndarray):
+        if not _is_array(v):
             dt = D.promote_with_scalar(dt, v)
     return D.as_dtype(dt)
 

@@ -1,0 +1,372 @@
+"""CUDA elementwise ops: arithmetic, math functions, comparisons, ``where``, ``cast``.
+
+Every op is the CPU op's scalar body (:mod:`kernelgraph.kernels.cpu`) compiled as a CUDA
+device function and mapped over the output by one of two kernels per arity:
+
+- *flat*: when the operands, after :func:`coalesce`, are all walked as one run (same shape
+  as the output, a size-1 array, or a Python number), ``out[i] = f(a[i * ka], b[i * kb])``
+  with steps ``ka, kb`` of 1 or 0. No index arithmetic, fully coalesced: this is the path
+  that must run at memory bandwidth.
+- *strided*: NumPy broadcasting through per-operand element strides (0 on a broadcast
+  dimension). One pass of divisions over the coalesced output shape yields every operand's
+  offset, so a bias add ``(N, C) + (C,)`` costs one integer division per element.
+
+Dtypes follow the CPU forward exactly: the same promotion (:mod:`kernelgraph.ops.elementwise`
+decides it; device arrays stand in as zero-length host arrays, see :func:`operand_dtype`),
+operands cast to the compute dtype first, Python numbers as 1-element device arrays
+(:func:`core.scalar_array`) read with step/stride 0.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+from numba import cuda
+
+from ... import dtypes as D
+from ...ops import elementwise as E
+from .. import cpu
+from . import core
+
+# Operands that are numbers ("weak" scalars in the promotion rules), not arrays.
+_NUMBERS = (int, float, bool, np.generic)
+
+
+def _check_operand(v):
+    """Numbers and device arrays only: a host array here would mean a hidden upload."""
+    if isinstance(v, np.ndarray):
+        raise TypeError("a CUDA op got a host NumPy array; move it to the device first "
+                        "(kernelgraph.kernels.cuda.core.to_device)")
+
+
+def check_device_array(x):
+    """Raise TypeError unless ``x`` is a device array (for inputs that may not be numbers)."""
+    _check_operand(x)
+    if not core.is_device_array(x):
+        raise TypeError(f"expected a CUDA device array, got {type(x).__name__}")
+
+
+def operand_dtype(values) -> np.dtype:
+    """The CPU forward's promoted dtype of device arrays and Python numbers."""
+    for v in values:
+        _check_operand(v)
+    return E._operand_dtype(values)
+
+
+def shape_of(v) -> tuple:
+    """The shape of a device array, ``()`` for a number."""
+    return () if isinstance(v, _NUMBERS) else tuple(v.shape)
+
+
+def broadcast_shape(shapes) -> tuple:
+    """NumPy's broadcast of ``shapes``, raising the ValueError a ufunc raises."""
+    try:
+        return tuple(np.broadcast_shapes(*shapes))
+    except ValueError:
+        listed = " ".join(str(tuple(s)) for s in shapes)
+        raise ValueError(f"operands could not be broadcast together with shapes {listed}") \
+            from None
+
+
+def coalesce(shape, strides_list) -> tuple:
+    """(shape, [strides per operand]) with size-1 dims dropped and neighbouring dims merged
+    wherever every operand walks them as one run (outer stride == inner stride * inner size).
+
+    Fewer dims mean fewer divisions per element in :func:`core.offset`-style indexing, and a
+    result of rank <= 1 means a plain flat loop. Shapes with a 0 are not coalesced (no
+    kernel runs on them).
+    """
+    dims: list = []  # [size, [stride of each operand]]
+    for d, n in enumerate(shape):
+        if n == 1:
+            continue
+        ss = [s[d] for s in strides_list]
+        if dims and all(prev == s * n for prev, s in zip(dims[-1][1], ss)):
+            dims[-1][0] *= n
+            dims[-1][1] = ss
+        else:
+            dims.append([n, ss])
+    return (tuple(n for n, _ in dims),
+            [tuple(ss[j] for _, ss in dims) for j in range(len(strides_list))])
+
+
+# -- kernels ---------------------------------------------------------------------------------
+@cuda.jit(device=True)
+def _offsets2(i, shape, sa, sb):
+    # Shapes here have rank >= 2 (rank <= 1 takes the flat kernel); the outermost index
+    # needs no division.
+    oa = 0
+    ob = 0
+    for d in range(len(shape) - 1, 0, -1):
+        n = shape[d]
+        q = i // n
+        r = i - q * n
+        oa += r * sa[d]
+        ob += r * sb[d]
+        i = q
+    return oa + i * sa[0], ob + i * sb[0]
+
+
+@cuda.jit(device=True)
+def _offsets3(i, shape, sa, sb, sc):
+    oa = 0
+    ob = 0
+    oc = 0
+    for d in range(len(shape) - 1, 0, -1):
+        n = shape[d]
+        q = i // n
+        r = i - q * n
+        oa += r * sa[d]
+        ob += r * sb[d]
+        oc += r * sc[d]
+        i = q
+    return oa + i * sa[0], ob + i * sb[0], oc + i * sc[0]
+
+
+@functools.cache
+def _unary_kernel(fn):
+    """``out[i] = fn(a[i])`` (unary outputs always have the input's shape)."""
+    f = cuda.jit(device=True)(fn)
+
+    @cuda.jit
+    def flat(out, a):
+        start, step = cuda.grid(1), cuda.gridsize(1)
+        for i in range(start, out.size, step):
+            out[i] = f(a[i])
+
+    return flat
+
+
+@functools.cache
+def _binary_kernels(fn):
+    """(flat, strided) kernels for ``out = fn(a, b)`` (see the module docstring)."""
+    f = cuda.jit(device=True)(fn)
+
+    @cuda.jit
+    def flat(out, a, b, ka, kb):
+        start, step = cuda.grid(1), cuda.gridsize(1)
+        for i in range(start, out.size, step):
+            out[i] = f(a[i * ka], b[i * kb])
+
+    @cuda.jit
+    def strided(out, a, b, shape, sa, sb):
+        start, step = cuda.grid(1), cuda.gridsize(1)
+        for i in range(start, out.size, step):
+            oa, ob = _offsets2(i, shape, sa, sb)
+            out[i] = f(a[oa], b[ob])
+
+    return flat, strided
+
+
+@functools.cache
+def _ternary_kernels(fn):
+    """(flat, strided) kernels for ``out = fn(a, b, c)``."""
+    f = cuda.jit(device=True)(fn)
+
+    @cuda.jit
+    def flat(out, a, b, c, ka, kb, kc):
+        start, step = cuda.grid(1), cuda.gridsize(1)
+        for i in range(start, out.size, step):
+            out[i] = f(a[i * ka], b[i * kb], c[i * kc])
+
+    @cuda.jit
+    def strided(out, a, b, c, shape, sa, sb, sc):
+        start, step = cuda.grid(1), cuda.gridsize(1)
+        for i in range(start, out.size, step):
+            oa, ob, oc = _offsets3(i, shape, sa, sb, sc)
+            out[i] = f(a[oa], b[ob], c[oc])
+
+    return flat, strided
+
+
+def _launch_map(kernels, out, operands, shapes):
+    """Run a (flat, strided) kernel pair: ``operands`` are device arrays (C-contiguous) whose
+    logical shapes (``()`` for numbers) broadcast to ``out``'s."""
+    n = out.size
+    strides = [core.broadcast_strides(s, out.shape) for s in shapes]
+    shape, strides = coalesce(out.shape, strides)
+    blocks, threads = core.launch(n)
+    flat_args = [core.flat(out), *(core.flat(a) for a in operands)]
+    if len(shape) <= 1:
+        steps = [s[0] if s else 0 for s in strides]
+        kernels[0][blocks, threads](*flat_args, *steps)
+    else:
+        kernels[1][blocks, threads](*flat_args, shape, *strides)
+    return out
+
+
+def _as_operand(v, dt):
+    """``v`` as a device array of dtype ``dt``: numbers via the cached scalar arrays."""
+    if isinstance(v, _NUMBERS):
+        return core.scalar_array(v, dt)
+    return core.astype(v, dt)
+
+
+def _map(kernels, compute, values, out_dtype=None):
+    """The CPU forward's promotion, then one kernel launch over the broadcast shape."""
+    cd = compute(operand_dtype(values))
+    shapes = [shape_of(v) for v in values]
+    out = core.empty(broadcast_shape(shapes), out_dtype or cd)
+    if out.size == 0:
+        return out
+    operands = [_as_operand(v, cd) for v in values]
+    if len(values) == 1:
+        blocks, threads = core.launch(out.size)
+        kernels[blocks, threads](core.flat(out), core.flat(operands[0]))
+        return out
+    return _launch_map(kernels, out, operands, shapes)
+
+
+def unary(fn, compute):
+    """A CUDA forward ``f(x)`` mapping the scalar body ``fn`` (compute dtype rule
+    ``compute``, as in :mod:`kernelgraph.ops.elementwise`)."""
+    kernel = _unary_kernel(fn)
+
+    def forward(x):
+        return _map(kernel, compute, (x,))
+
+    return forward
+
+
+def binary(fn, compute, out_dtype=None):
+    """A CUDA forward ``f(x, y)`` with NumPy broadcasting (``out_dtype``: bool for the
+    comparisons, else the compute dtype)."""
+    kernels = _binary_kernels(fn)
+
+    def forward(x, y):
+        return _map(kernels, compute, (x, y), out_dtype)
+
+    return forward
+
+
+# -- pow -------------------------------------------------------------------------------------
+@cuda.jit
+def _any_negative(a, flag):
+    start, step = cuda.grid(1), cuda.gridsize(1)
+    for i in range(start, a.size, step):
+        if a[i] < 0:
+            flag[0] = 1  # every writer writes 1: the race is harmless
+
+
+def _is_int(v) -> bool:
+    if isinstance(v, _NUMBERS):
+        return isinstance(v, int) and not isinstance(v, bool)
+    return v.dtype.kind in "iu"
+
+
+def _has_negative(y) -> bool:
+    """Whether integer ``y`` holds a negative value: a flag set on the device, read back
+    after a sync (one int, the same as an index check)."""
+    if isinstance(y, _NUMBERS):
+        return y < 0
+    if y.size == 0:
+        return False
+    flag = core.full((1,), 0, np.int32)
+    blocks, threads = core.launch(y.size)
+    _any_negative[blocks, threads](core.flat(y), flag)
+    return bool(flag.copy_to_host()[0])
+
+
+_pow_map = binary(cpu._pow, E._arith)
+
+
+def pow(x, y):  # noqa: A001 - the op's name
+    """x ** y; integers to negative integer powers raise, as on the CPU."""
+    for v in (x, y):
+        _check_operand(v)
+    if _is_int(x) and _is_int(y) and _has_negative(y):
+        raise ValueError("Integers to negative integer powers are not allowed; cast the base "
+                         "to a float dtype first")
+    return _pow_map(x, y)
+
+
+# -- where, cast, fills ----------------------------------------------------------------------
+_where_kernels = _ternary_kernels(cpu._where)
+
+
+def where(cond, x, y):
+    """x where cond (cast to bool, as NumPy does) else y, broadcasting all three."""
+    if not isinstance(cond, _NUMBERS):
+        check_device_array(cond)
+    cd = E._arith(operand_dtype((x, y)))
+    if isinstance(cond, _NUMBERS):
+        c = core.scalar_array(bool(cond), D.bool_)
+    else:
+        c = core.astype(cond, D.bool_)
+    shapes = [shape_of(cond), shape_of(x), shape_of(y)]
+    out = core.empty(broadcast_shape(shapes), cd)
+    if out.size == 0:
+        return out
+    return _launch_map(_where_kernels, out, [c, _as_operand(x, cd), _as_operand(y, cd)], shapes)
+
+
+def _host_dtype(x) -> np.dtype:
+    # What np.asarray(x).dtype is on the CPU (a Python float is float64 there).
+    return np.asarray(x).dtype if isinstance(x, _NUMBERS) else x.dtype
+
+
+def cast(x, dtype):
+    """``x`` converted to ``dtype`` (always a new array, as ``astype`` is on the CPU)."""
+    dt = D.as_dtype(dtype)
+    _check_operand(x)
+    if isinstance(x, _NUMBERS):
+        return core.full((), np.asarray(x).astype(dt)[()], dt)
+    out = core.astype(x, dt)
+    return core.copy(out) if out is x else out
+
+
+def _like(fill):
+    def forward(x):
+        _check_operand(x)
+        return core.full(shape_of(x), fill, _host_dtype(x))
+
+    return forward
+
+
+def identity(x):
+    """x itself (a view op on the CPU too)."""
+    return x
+
+
+# The sign body subtracts two bools; numba compiles that, but the simulator runs the body
+# on NumPy scalars, where bool - bool is a TypeError. Same values, simulator-safe.
+def _sign_sim(a):
+    return (1 if a > 0 else 0) - (1 if a < 0 else 0)
+
+
+_sign = _sign_sim if core.SIMULATOR else cpu._sign
+_arith, _floating, _any = E._arith, E._floating, E._any
+
+FORWARDS = {
+    "add": binary(cpu._add, _arith),
+    "sub": binary(cpu._sub, _arith),
+    "mul": binary(cpu._mul, _arith),
+    "div": binary(cpu._div, _floating),
+    "pow": pow,
+    "maximum": binary(cpu._maximum, _arith),
+    "minimum": binary(cpu._minimum, _arith),
+    "neg": unary(cpu._neg, _arith),
+    "exp": unary(cpu._exp, _floating),
+    "log": unary(cpu._log, _floating),
+    "sqrt": unary(cpu._sqrt, _floating),
+    "tanh": unary(cpu._tanh, _floating),
+    "sigmoid": unary(cpu._sigmoid, _floating),
+    "relu": unary(cpu._relu, _arith),
+    "abs": unary(cpu._abs, _arith),
+    "sign": unary(_sign, _arith),
+    "tanh_grad": binary(cpu._tanh_grad, _floating),
+    "sigmoid_grad": binary(cpu._sigmoid_grad, _floating),
+    "relu_grad": binary(cpu._relu_grad, _arith),
+    "equal": binary(cpu._eq, _any, D.bool_),
+    "not_equal": binary(cpu._ne, _any, D.bool_),
+    "less": binary(cpu._lt, _any, D.bool_),
+    "less_equal": binary(cpu._le, _any, D.bool_),
+    "greater": binary(cpu._gt, _any, D.bool_),
+    "greater_equal": binary(cpu._ge, _any, D.bool_),
+    "where": where,
+    "cast": cast,
+    "zeros_like": _like(0),
+    "ones_like": _like(1),
+    "identity": identity,
+}

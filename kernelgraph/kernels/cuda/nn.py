@@ -1,0 +1,283 @@
+"""CUDA softmax, log_softmax and sparse softmax cross-entropy (forward and gradient).
+
+Row reductions go to *groups* of threads: a block of ``BLOCK`` threads is split into groups
+of ``group`` threads (a power of two, about the row length, at most the block), one group
+per row, which reduce their partial max/sum in shared memory (:func:`group_sum`,
+:func:`group_max`). Short rows (10 classes) then keep a whole block busy with many rows, and
+long rows get a whole block each. A softmax over an axis that is not the last one runs one
+thread per (outer, inner) column instead, looping down the axis: neighbouring threads read
+neighbouring addresses, so nothing is transposed and every load is coalesced.
+
+Sums accumulate in float64 and the max stays in the input dtype, as the CPU kernels do, so
+the results agree with them to a rounding or two. ``float(v)`` marks where numba computes in
+float64 (float32 meeting a float64): the simulator follows NumPy's rules, where float32 with a
+Python float stays float32, and would round differently without it.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+
+import numba
+import numpy as np
+from numba import cuda
+
+from ...ops.elementwise import _floating
+from ..cpu import _check_xent, normalize_axes
+from . import core
+
+# Threads of a row-reduction block (a power of two). The simulator pays per thread.
+BLOCK = 8 if core.SIMULATOR else 256
+
+
+# -- group reductions (shared with conv.py's global average pooling) -------------------------
+@cuda.jit(device=True)
+def _group_reduce(buf, t, lane, group, v, is_max):
+    buf[t] = v
+    cuda.syncthreads()
+    s = group // 2
+    while s > 0:
+        if lane < s:
+            other = buf[t + s]
+            if is_max:
+                if other > buf[t]:
+                    buf[t] = other
+            else:
+                buf[t] += other
+        cuda.syncthreads()
+        s //= 2
+    total = buf[t - lane]
+    cuda.syncthreads()  # every thread has read the result before buf is reused
+    return total
+
+
+@cuda.jit(device=True)
+def group_sum(buf, t, lane, group, v):
+    """The sum of ``v`` over the ``group`` threads (a power of two) of thread ``t``'s group,
+    ``lane`` its index in the group, through ``buf``, a shared array of one slot per thread.
+    Every thread of the block must call it (it synchronises the block)."""
+    return _group_reduce(buf, t, lane, group, v, False)
+
+
+@cuda.jit(device=True)
+def group_max(buf, t, lane, group, v):
+    """As :func:`group_sum`, for the maximum (NaN never wins: the rows using it turn NaN
+    through their sum anyway)."""
+    return _group_reduce(buf, t, lane, group, v, True)
+
+
+def row_launch(nrows: int, length: int) -> tuple[int, int, int]:
+    """(blocks, threads, group) for ``nrows`` rows of ``length`` elements, one group each."""
+    group = 1
+    while group < min(length, BLOCK):
+        group *= 2
+    per_block = BLOCK // group
+    if core.SIMULATOR:
+        return 1, BLOCK, group
+    return max(1, min(core.MAX_BLOCKS, math.ceil(nrows / per_block))), BLOCK, group
+
+
+# -- softmax / log_softmax ------------------------------------------------------------------
+@functools.cache
+def _softmax_kernels(dtype: np.dtype):
+    """(rows kernel, columns kernel) for ``dtype`` (the max buffer needs a compile-time type)."""
+    nb_type = numba.from_dtype(dtype)
+    cast = dtype.type
+    lowest = cast(-np.inf)
+
+    @cuda.jit
+    def rows(x, out, nrows, length, group, log):
+        # One group per contiguous row: softmax along the last axis.
+        maxes = cuda.shared.array(BLOCK, nb_type)
+        sums = cuda.shared.array(BLOCK, numba.float64)
+        t = cuda.threadIdx.x
+        lane = t % group
+        per_block = cuda.blockDim.x // group
+        for first in range(cuda.blockIdx.x * per_block, nrows, cuda.gridDim.x * per_block):
+            row = first + t // group
+            start = row * length
+            n = length if row < nrows else 0
+            m = lowest
+            for k in range(lane, n, group):
+                if x[start + k] > m:
+                    m = x[start + k]
+            m = group_max(maxes, t, lane, group, m)
+            s = 0.0
+            for k in range(lane, n, group):
+                s += math.exp(x[start + k] - m)
+            s = group_sum(sums, t, lane, group, s)
+            if n == 0:
+                continue  # an idle group (past the last row): no log(0)
+            ls = math.log(s)
+            for k in range(lane, n, group):
+                if log:
+                    out[start + k] = float(x[start + k] - m) - ls
+                else:
+                    out[start + k] = math.exp(x[start + k] - m) / s
+
+    @cuda.jit
+    def columns(x, out, outer, length, inner, log):
+        # One thread per (outer, inner) column, walking down the axis with stride ``inner``.
+        start, step = cuda.grid(1), cuda.gridsize(1)
+        for col in range(start, outer * inner, step):
+            base = (col // inner) * length * inner + col % inner
+            m = x[base]
+            for k in range(1, length):
+                if x[base + k * inner] > m:
+                    m = x[base + k * inner]
+            s = 0.0
+            for k in range(length):
+                s += math.exp(x[base + k * inner] - m)
+            ls = math.log(s)
+            for k in range(length):
+                v = x[base + k * inner]
+                out[base + k * inner] = float(v - m) - ls if log else math.exp(v - m) / s
+
+    return rows, columns
+
+
+def _softmax_like(x, axis, log: bool):
+    x = core.astype(x, _floating(x.dtype))
+    if x.ndim == 0:
+        raise ValueError("softmax needs a tensor of rank >= 1")
+    shape = tuple(x.shape)
+    ax = normalize_axes(axis, x.ndim)[0]
+    length = shape[ax]
+    inner = math.prod(shape[ax + 1:])
+    outer = math.prod(shape[:ax])
+    out = core.empty(shape, x.dtype)
+    if out.size == 0:
+        return out
+    rows, columns = _softmax_kernels(np.dtype(x.dtype))
+    if inner == 1:
+        blocks, threads, group = row_launch(outer, length)
+        rows[blocks, threads](core.flat(x), core.flat(out), outer, length, group, log)
+    else:
+        blocks, threads = core.launch(outer * inner)
+        columns[blocks, threads](core.flat(x), core.flat(out), outer, length, inner, log)
+    return out
+
+
+def softmax(x, axis=-1):
+    """CUDA forward of ``softmax``: ``exp(x - max) / sum(exp(x - max))`` along ``axis``."""
+    return _softmax_like(x, axis, False)
+
+
+def log_softmax(x, axis=-1):
+    """CUDA forward of ``log_softmax``: ``x - max - log(sum(exp(x - max)))`` along ``axis``."""
+    return _softmax_like(x, axis, True)
+
+
+# -- sparse softmax cross-entropy -----------------------------------------------------------
+@functools.cache
+def _xent_kernel(dtype: np.dtype):
+    nb_type = numba.from_dtype(dtype)
+    cast = dtype.type
+    lowest = cast(-np.inf)
+
+    @cuda.jit
+    def xent(logits, labels, g, loss, grad, nrows, classes, group, l_step, g_step, want_grad,
+             bad):
+        """Output row r reads logits row ``r * l_step`` and ``g[r * g_step]`` (steps of 0
+        broadcast a single row or a single g). A label out of range records its row in
+        ``bad`` (the smallest wins) and leaves the row unwritten."""
+        maxes = cuda.shared.array(BLOCK, nb_type)
+        sums = cuda.shared.array(BLOCK, numba.float64)
+        t = cuda.threadIdx.x
+        lane = t % group
+        per_block = cuda.blockDim.x // group
+        for first in range(cuda.blockIdx.x * per_block, nrows, cuda.gridDim.x * per_block):
+            row = first + t // group
+            src = row * l_step
+            lab = labels[src] if row < nrows else 0
+            ok = row < nrows and 0 <= lab < classes
+            if row < nrows and not ok and lane == 0:
+                cuda.atomic.min(bad, 0, src)
+            start = src * classes
+            n = classes if ok else 0
+            m = lowest
+            for k in range(lane, n, group):
+                if logits[start + k] > m:
+                    m = logits[start + k]
+            m = group_max(maxes, t, lane, group, m)
+            s = 0.0
+            for k in range(lane, n, group):
+                s += math.exp(logits[start + k] - m)
+            s = group_sum(sums, t, lane, group, s)
+            if not ok:
+                continue
+            ls = math.log(s)
+            if lane == 0 and not want_grad:
+                loss[row] = ls + float(m) - float(logits[start + lab])
+            if want_grad:
+                gv = cast(g[row * g_step])
+                for k in range(lane, classes, group):
+                    p = cast(math.exp(float(logits[start + k] - m) - ls))
+                    if k == lab:
+                        p = cast(p - 1.0)
+                    grad[row * classes + k] = p * gv
+
+    return xent
+
+
+def _run_xent(logits, labels, g=None):
+    """Loss (``g`` None) or gradient ``(softmax - onehot) * g[:, None]``, after the CPU
+    forward's checks; a label out of range raises the CPU forward's ValueError."""
+    logits = core.astype(logits, _floating(logits.dtype))
+    _check_xent(logits, labels)
+    rows, classes = logits.shape
+    want_grad = g is not None
+    if want_grad:
+        g = core.scalar_array(g, logits.dtype) if np.isscalar(g) else g
+        out_rows = _broadcast_rows(rows, g.size, classes)
+        # A single logits row broadcast against several g's reads row 0 for each.
+        l_step, g_step = int(rows != 1 or out_rows == 1), int(g.size != 1)
+        grad = out = core.empty((out_rows, classes), logits.dtype)
+        loss = core.empty((1,), logits.dtype)  # not written
+    else:
+        out_rows, l_step, g_step = rows, 1, 0
+        loss = out = core.empty((rows,), logits.dtype)
+        g = grad = core.empty((1,), logits.dtype)  # not read / not written
+    if out_rows == 0:
+        return out
+    bad = core.full((1,), rows, np.int64)
+    blocks, threads, group = row_launch(out_rows, classes)
+    _xent_kernel(np.dtype(logits.dtype))[blocks, threads](
+        core.flat(logits), labels, core.flat(g), core.flat(loss), core.flat(grad), out_rows,
+        classes, group, l_step, g_step, want_grad, bad)
+    row = int(bad.copy_to_host()[0])  # the one value synced back: the first bad row, if any
+    if row < rows:
+        label = labels[row:row + 1].copy_to_host()[0]
+        raise ValueError(f"Received a label value of {label} which is outside the valid "
+                         f"range of [0, {classes}) (row {row})")
+    return out
+
+
+def _broadcast_rows(rows: int, g_size: int, classes: int) -> int:
+    """Rows of ``grad (rows, classes) * g.reshape(-1, 1)`` under NumPy broadcasting."""
+    if g_size == rows or g_size == 1:
+        return rows
+    if rows == 1:
+        return g_size
+    raise ValueError(f"operands could not be broadcast together with shapes "
+                     f"({rows},{classes}) ({g_size},1) ")
+
+
+def softmax_cross_entropy(logits, labels):
+    """CUDA forward of ``softmax_cross_entropy``: per-row ``-log softmax(logits)[label]``."""
+    return _run_xent(logits, labels)
+
+
+def softmax_cross_entropy_grad(logits, labels, g):
+    """CUDA forward of ``softmax_cross_entropy_grad``: ``(softmax(logits) - onehot(labels))
+    * g[:, None]`` (``g`` a device array or a number)."""
+    return _run_xent(logits, labels, g)
+
+
+FORWARDS = {
+    "softmax": softmax,
+    "log_softmax": log_softmax,
+    "softmax_cross_entropy": softmax_cross_entropy,
+    "softmax_cross_entropy_grad": softmax_cross_entropy_grad,
+}

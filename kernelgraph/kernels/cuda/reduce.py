@@ -1,0 +1,268 @@
+"""CUDA reductions (``sum mean max``) and the broadcasts that are their gradients.
+
+A reduction over any axes is a 2-D problem: ``outer`` outputs, each combining ``inner``
+elements. The kept axes and the reduced axes are each :func:`coalesced <elementwise.coalesce>`
+into as few dims as possible, so the usual cases index with one multiply. Two kernels:
+
+- *block*: one block per output (or per ``1/splits`` of one), its threads striding over the
+  reduced elements, then a tree reduction in shared memory. Used when the reduced elements
+  are contiguous (rows, or the whole array), so a warp reads consecutive addresses.
+- *thread*: one thread per output (or per chunk of one). Used when the reduced elements are
+  strided (reducing leading axes: neighbouring threads take neighbouring columns, so reads
+  still coalesce) or too few for a block.
+
+When there are too few outputs to fill the GPU, each output is split across ``splits``
+blocks (or threads) that write partials; a second pass reduces the partials, as rows. So a
+reduction is at most two launches, and never one thread summing a large array alone.
+
+Dtypes match :func:`kernelgraph.kernels.cpu.reduce_sum` etc.: sums accumulate in float64 or
+int64 and are cast to the input dtype (bool sums to int64); max keeps the dtype and
+propagates NaN (the combine is the CPU's ``maximum`` body).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+
+import numba
+import numpy as np
+from numba import cuda
+
+from ... import dtypes as D
+from ...ops import reduce as R
+from .. import cpu
+from . import core
+from . import elementwise as E
+from .shape import broadcast_to_shape, reshape
+
+# Launch tuning, read at call time (the tests shrink them to exercise splitting and
+# multi-block grids under the simulator).
+_TARGET_BLOCKS = 4 if core.SIMULATOR else 1024  # blocks that fill a GPU (~8 per SM)
+_TARGET_THREADS = 8 if core.SIMULATOR else 1 << 18  # threads that fill a GPU
+_MAX_BLOCKS = 1 if core.SIMULATOR else core.MAX_BLOCKS
+_BLOCK_MIN_INNER = 4 if core.SIMULATOR else 32  # fewer reduced elements: thread kernel
+_PER_THREAD = 4 if core.SIMULATOR else 16  # elements a thread should reduce before a split
+_SHARED = 256  # shared-memory slots: the largest block the block kernel is launched with
+
+
+@cuda.jit(device=True)
+def _inner_offset(k, shape, strides):
+    # One reduced dim (the usual case after coalescing): a multiply, no division.
+    if len(shape) == 1:
+        return k * strides[0]
+    return core.offset(k, shape, strides)
+
+
+@functools.cache
+def _block_kernel(combine_fn, acc_dtype: np.dtype):
+    """Block-per-output tree reduction accumulating in ``acc_dtype`` (shared arrays need a
+    compile-time type). Item ``j`` of ``out`` is split ``j % splits`` of output
+    ``j // splits``."""
+    combine = cuda.jit(device=True)(combine_fn)
+    acc_t = numba.from_dtype(acc_dtype)
+    offset = core.offset
+
+    @cuda.jit
+    def kernel(src, out, kshape, kstrides, rshape, rstrides, inner, splits, init):
+        partial = cuda.shared.array(_SHARED, acc_t)
+        tid = cuda.threadIdx.x
+        nt = cuda.blockDim.x
+        half = 1  # the largest power of two below nt: the tree works for any block size
+        while half * 2 < nt:
+            half *= 2
+        # Every thread of a block runs the same items, so the syncthreads below are uniform.
+        for item in range(cuda.blockIdx.x, out.size, cuda.gridDim.x):
+            o = item // splits
+            base = offset(o, kshape, kstrides)
+            acc = init
+            for k in range((item - o * splits) * nt + tid, inner, splits * nt):
+                acc = combine(acc, src[base + _inner_offset(k, rshape, rstrides)])
+            partial[tid] = acc
+            cuda.syncthreads()
+            s = half
+            while s > 0:
+                if tid < s and tid + s < nt:
+                    partial[tid] = combine(partial[tid], partial[tid + s])
+                cuda.syncthreads()
+                s //= 2
+            if tid == 0:
+                out[item] = partial[0]
+            cuda.syncthreads()  # partial[0] is read before the next item overwrites it
+
+    return kernel
+
+
+@functools.cache
+def _thread_kernel(combine_fn):
+    """Thread-per-output reduction: item ``j`` is chunk ``j // outer`` of output
+    ``j % outer`` (neighbouring threads take neighbouring outputs), written to
+    ``out[o * splits + chunk]``."""
+    combine = cuda.jit(device=True)(combine_fn)
+    offset = core.offset
+
+    @cuda.jit
+    def kernel(src, out, kshape, kstrides, rshape, rstrides, outer, inner, chunk, init):
+        splits = out.size // outer
+        start, step = cuda.grid(1), cuda.gridsize(1)
+        for item in range(start, out.size, step):
+            o = item % outer
+            c = item // outer
+            base = offset(o, kshape, kstrides)
+            acc = init
+            for k in range(c * chunk, min(inner, (c + 1) * chunk)):
+                acc = combine(acc, src[base + _inner_offset(k, rshape, rstrides)])
+            out[o * splits + c] = acc
+
+    return kernel
+
+
+def _dims(shape, strides):
+    # Kernels take tuples; an empty group (nothing kept, or nothing reduced) is one element.
+    return (shape or (1,)), (strides or (0,))
+
+
+def _splits(inner, outer, per, target) -> int:
+    """How many pieces to cut each output's reduction into: enough to give the GPU
+    ``target`` blocks/threads, but no piece under ``per`` elements."""
+    want = -(-target // outer)
+    return max(1, min(want, -(-inner // per)))
+
+
+def _reduce_into(src, out, kept, red, outer, inner, combine_fn, acc_dtype, init, split=True):
+    """Reduce flat ``src`` into flat ``out`` (``outer`` items). ``kept``/``red`` are the
+    coalesced (shape, strides) of the kept and the reduced axes. With ``split``, outputs
+    too few to fill the GPU are split into partials, reduced by a second (unsplit) pass."""
+    (kshape, kstrides), (rshape, rstrides) = _dims(*kept), _dims(*red)
+    if inner >= _BLOCK_MIN_INNER and rstrides[-1] == 1:
+        threads = min(core.THREADS, _SHARED, inner if core.SIMULATOR
+                      else 1 << (inner - 1).bit_length())
+        splits = _splits(inner, outer, threads * _PER_THREAD, _TARGET_BLOCKS) if split else 1
+        target = out if splits == 1 else core.empty((outer * splits,), acc_dtype)
+        blocks = min(outer * splits, _MAX_BLOCKS)
+        _block_kernel(combine_fn, acc_dtype)[blocks, threads](
+            src, target, kshape, kstrides, rshape, rstrides, inner, splits, init)
+    else:
+        splits = _splits(inner, outer, _PER_THREAD, _TARGET_THREADS) if split else 1
+        chunk = -(-inner // splits)
+        splits = -(-inner // chunk)  # no empty chunk at the end
+        target = out if splits == 1 else core.empty((outer * splits,), acc_dtype)
+        blocks, threads = core.launch(outer * splits)
+        _thread_kernel(combine_fn)[blocks, threads](
+            src, target, kshape, kstrides, rshape, rstrides, outer, inner, chunk, init)
+    if splits > 1:  # the partials are rows of `splits` contiguous values
+        _reduce_into(target, out, ((outer,), (splits,)), ((splits,), (1,)), outer, splits,
+                     combine_fn, acc_dtype, init, split=False)
+
+
+def _reduce(x, axis, keepdims, combine_fn, acc_dtype, out_dtype, init):
+    """``x`` reduced over ``axis`` with ``combine_fn`` (identity ``init``), accumulating in
+    ``acc_dtype``, as a new ``out_dtype`` array."""
+    E.check_device_array(x)
+    axes = cpu.normalize_axes(axis, x.ndim)
+    out = core.empty(cpu.reduced_shape(x.shape, axes, keepdims), out_dtype)
+    if out.size == 0:
+        return out
+    strides = core.contiguous_strides(x.shape)
+    groups = []
+    for reduced in (False, True):
+        dims = [d for d in range(x.ndim) if (d in axes) == reduced]
+        shape, (st,) = E.coalesce([x.shape[d] for d in dims], [[strides[d] for d in dims]])
+        groups.append((shape, st))
+    inner = math.prod(groups[1][0])
+    if inner == 0:  # nothing to combine: every output is the identity
+        return core.full(out.shape, init, out_dtype)
+    _reduce_into(core.flat(x), core.flat(out), groups[0], groups[1], out.size, inner,
+                 combine_fn, np.dtype(acc_dtype), np.dtype(acc_dtype).type(init))
+    return out
+
+
+def reduce_sum(x, axis=None, keepdims=False):
+    """Sum over ``axis`` (accumulating in float64/int64, as on the CPU; bool sums to int64)."""
+    acc = D.float64 if x.dtype.kind == "f" else D.int64
+    out_dt = D.int64 if x.dtype == D.bool_ else x.dtype
+    return _reduce(x, axis, keepdims, cpu._add, acc, out_dt, 0)
+
+
+def reduce_mean(x, axis=None, keepdims=False):
+    """Mean over ``axis``: the sum in x's dtype divided by the count in x's dtype (NaN over
+    an empty axis); floating inputs only, as on the CPU."""
+    if x.dtype not in D.FLOATS:
+        R._mean_infer([x.shape], [x.dtype], {})  # raises the CPU's TypeError
+    count = math.prod(x.shape[a] for a in cpu.normalize_axes(axis, x.ndim))
+    total = reduce_sum(x, axis, keepdims)
+    if not count:
+        return core.full(total.shape, np.nan, total.dtype)
+    return E.FORWARDS["div"](total, count)
+
+
+def _lowest(dt: np.dtype):
+    if dt.kind == "f":
+        return -np.inf
+    return False if dt == D.bool_ else np.iinfo(dt).min
+
+
+def reduce_max(x, axis=None, keepdims=False):
+    """Maximum over ``axis``; NaN if any NaN, as on the CPU; empty input raises."""
+    if x.size == 0:
+        cpu.normalize_axes(axis, x.ndim)  # a bad axis reports first, as on the CPU
+        raise ValueError(f"max of an empty tensor (shape {x.shape}) over axis {axis!r} has no "
+                         "value; reduce over a non-empty dimension")
+    return _reduce(x, axis, keepdims, cpu._maximum, x.dtype, x.dtype, _lowest(x.dtype))
+
+
+# -- the broadcasts that undo reductions -----------------------------------------------------
+@cuda.jit
+def _broadcast_divide(src, out, shape, strides, count):
+    start, step = cuda.grid(1), cuda.gridsize(1)
+    for i in range(start, out.size, step):
+        out[i] = src[core.offset(i, shape, strides)] / count
+
+
+def broadcast_reduced(g, like, axis=None, keepdims=False, mean=False):
+    """Spread reduced ``g`` back over ``like``'s shape (divided by the count if ``mean``)."""
+    axes = cpu.normalize_axes(axis, like.ndim)
+    kept = cpu.reduced_shape(like.shape, axes, True)
+    g = reshape(g, kept)  # the CPU's np.reshape, with its errors
+    if not mean:
+        return broadcast_to_shape(g, like.shape)
+    if g.dtype not in D.FLOATS:  # np.divide(..., dtype=int) has no loop on the CPU either
+        raise TypeError("No loop matching the specified signature and casting was found for "
+                        "ufunc divide")
+    count = math.prod(like.shape[a] for a in axes) or 1
+    out = core.empty(like.shape, g.dtype)
+    if out.size:
+        shape, (strides,) = E.coalesce(out.shape, [core.broadcast_strides(kept, out.shape)])
+        shape, strides = _dims(shape, strides)
+        blocks, threads = core.launch(out.size)
+        _broadcast_divide[blocks, threads](core.flat(g), core.flat(out), shape, strides,
+                                           g.dtype.type(count))
+    return out
+
+
+def sum_to_like(g, like):
+    """Sum ``g`` over the axes broadcasting added to reach ``like``'s shape."""
+    shape = E.shape_of(like)
+    if tuple(g.shape) == shape:
+        return g
+    lead = g.ndim - len(shape)
+    if lead < 0:
+        raise ValueError(f"cannot sum a gradient of shape {tuple(g.shape)} to shape {shape}")
+    axes = list(range(lead)) + [lead + i for i, d in enumerate(shape)
+                                if d == 1 and g.shape[lead + i] != 1]
+    return reshape(reduce_sum(g, tuple(axes), True) if axes else g, shape)
+
+
+def broadcast_like(x, like):
+    """x broadcast to like's shape (a copy)."""
+    return broadcast_to_shape(x, E.shape_of(like))
+
+
+FORWARDS = {
+    "sum": reduce_sum,
+    "mean": reduce_mean,
+    "max": reduce_max,
+    "broadcast_reduced": broadcast_reduced,
+    "sum_to_like": sum_to_like,
+    "broadcast_like": broadcast_like,
+}

@@ -23,7 +23,7 @@ import weakref
 
 import numpy as np
 
-from . import autodiff, operators, trace
+from . import autodiff, devices, operators, trace
 from . import dtypes as D
 from . import ops as O
 from .errors import ShapeError
@@ -58,7 +58,7 @@ class EagerNode(Node):
 
     @property
     def device(self):
-        return "cpu"
+        return devices.device_of(self.value)
 
     @property
     def control_inputs(self):
@@ -114,8 +114,13 @@ class Tensor:
         return self.data.ndim
 
     @property
-    def device(self) -> str:
-        return "cpu"
+    def device(self) -> devices.Device:
+        """Where the values live: ``device('cpu')`` or ``device('cuda:0')``."""
+        return devices.CPU if type(self.data) is ndarray else devices.device_of(self.data)
+
+    @property
+    def is_cuda(self) -> bool:
+        return type(self.data) is not ndarray
 
     @property
     def is_leaf(self) -> bool:
@@ -149,16 +154,19 @@ class Tensor:
         if self.requires_grad:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. "
                                "Use tensor.detach().numpy() instead.")
+        if type(self.data) is not ndarray:
+            raise TypeError(f"can't convert {self.device} device type tensor to numpy. Use "
+                            "Tensor.cpu() to copy the tensor to host memory first.")
         return self.data
 
     def item(self):
         if self.data.size != 1:
             raise RuntimeError(f"a Tensor with {self.data.size} elements cannot be converted "
                                "to Scalar")
-        return self.data.item()
+        return devices.to_numpy(self.data).item()  # from a GPU: one explicit small copy
 
     def tolist(self):
-        return self.data.tolist()
+        return devices.to_numpy(self.data).tolist()
 
     def __float__(self):
         return float(self.item())
@@ -173,7 +181,7 @@ class Tensor:
         return bool(self.data.item())
 
     def __array__(self, dtype=None, copy=None):
-        arr = self.data
+        arr = self.numpy() if type(self.data) is not ndarray else self.data  # no silent copy
         return arr if dtype is None else arr.astype(dtype)
 
     def detach(self) -> Tensor:
@@ -189,8 +197,34 @@ class Tensor:
         self.requires_grad = requires_grad
         return self
 
-    def to(self, dtype) -> Tensor:
-        return O.cast(self, dtype=D.as_dtype(dtype))
+    def to(self, *args, device=None, dtype=None) -> Tensor:
+        """A copy on another device and/or with another dtype, as in PyTorch:
+        ``x.to('cuda')``, ``x.to(kg.float64)``, ``x.to('cuda', kg.float64)``. Returns
+        ``self`` when nothing changes; records the copy for autograd."""
+        for a in args:
+            if isinstance(a, devices.Device) or (isinstance(a, str) and _is_device_name(a)):
+                device = a
+            else:
+                dtype = a
+        out = self
+        if dtype is not None and D.as_dtype(dtype) is not self.dtype:
+            out = O.cast(out, dtype=D.as_dtype(dtype))
+        if device is not None:
+            target = devices.device(device)
+            if target != self.device:
+                devices.require(target)
+                out = O.to_device(out, device=target.name)
+        return out
+
+    def cpu(self) -> Tensor:
+        """This tensor on the host (``self`` when it is there already)."""
+        return self.to(devices.CPU)
+
+    def cuda(self, device=None) -> Tensor:
+        """This tensor on the GPU (``cuda:0`` unless ``device``)."""
+        return self.to(devices.device("cuda" if device is None else device
+                                      if isinstance(device, str | devices.Device)
+                                      else f"cuda:{device}"))
 
     def float(self) -> Tensor:
         return self.to(D.float32)
@@ -205,8 +239,8 @@ class Tensor:
         return self.to(D.int32)
 
     def __repr__(self):
-        body = np.array2string(self.data, separator=", ", prefix="tensor(")
-        extra = ""
+        body = np.array2string(devices.to_numpy(self.data), separator=", ", prefix="tensor(")
+        extra = f", device='{self.device}'" if type(self.data) is not ndarray else ""
         if self.data.dtype not in (D.float32, D.int64, D.bool_):
             extra += f", dtype=kg.{self.data.dtype.name}"
         if self._node is not None and self.requires_grad:
@@ -264,17 +298,20 @@ def _wrap(data, requires_grad=False) -> Tensor:
     return t
 
 
-def tensor(data, dtype=None, requires_grad: bool = False) -> Tensor:
+def tensor(data, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
     """A new leaf tensor holding a copy of ``data`` (a number, nested list, or array).
 
     Python floats become float32 and ints int64 (PyTorch's defaults); arrays keep their dtype.
+    It goes to ``device``, else to the ``with kg.device(...)`` device, else the CPU.
 
     >>> import kernelgraph as kg
     >>> kg.tensor([[1, 2], [3, 4]]).dtype.name, kg.tensor(2.5).dtype.name
     ('int64', 'float32')
     """
     if isinstance(data, Tensor):
-        data = data.data
+        if device is None and devices.current() is None:
+            device = data.device  # a copy stays where the original lives
+        data = devices.to_numpy(data.data)
     if isinstance(data, Node):
         raise TypeError(f"kg.tensor() got the graph node '{data.name}'; graph nodes have no "
                         "value until a Session runs them")
@@ -295,18 +332,30 @@ def tensor(data, dtype=None, requires_grad: bool = False) -> Tensor:
     else:
         raise TypeError(f"kg.tensor cannot hold values of type {arr.dtype} "
                         f"(from {type(data).__name__}); expected numbers")
-    t = _wrap(arr.astype(dt, copy=False))
+    target = devices.device(device) if device is not None else devices.current()
+    arr = arr.astype(dt, copy=False)
+    t = _wrap(arr if target is None or target.type == "cpu" else devices.transfer(arr, target))
     if requires_grad:
         t.requires_grad_(True)
     return t
 
 
 # -- running ops ---------------------------------------------------------------------------------
+def _is_device_name(text: str) -> bool:
+    try:
+        devices.device(text)
+    except ValueError:
+        return False
+    return True
+
+
 def _value(a):
     t = type(a)
     if t is Tensor:
         return a.data
     if t is ndarray or t is float or t is int or t is bool:
+        return a
+    if devices.is_cuda_array(a):
         return a
     if isinstance(a, Node):
         raise TypeError(f"cannot mix the graph node '{a.name}' with eager tensors; run the "
@@ -337,20 +386,33 @@ def apply(op, args, attrs) -> Tensor:
     """Run ``op`` now on eager tensors (the eager front-end of every op)."""
     if attrs and "name" in attrs:
         attrs = {k: v for k, v in attrs.items() if k != "name"}
-    values, need, any_tensor = [], False, False
+    values, need, any_tensor, on_gpu = [], False, False, False
     for a in args:
         if type(a) is Tensor:
-            values.append(a.data)
+            d = a.data
+            values.append(d)
             any_tensor = True
+            if type(d) is not ndarray:
+                on_gpu = True
             if a.requires_grad:
                 need = True
         else:
             values.append(_value(a))
-    if not any_tensor and values and not isinstance(values[0], ndarray):
-        values[0] = tensor(values[0]).data  # kg.add(1.0, 2.0): the first number is a tensor
+    if not any_tensor:
+        if values and not isinstance(values[0], ndarray):
+            values[0] = tensor(values[0]).data  # kg.add(1.0, 2.0): the first number is a tensor
+            on_gpu = type(values[0]) is not ndarray
+        elif not values and devices.current() is not None:  # kg.random.normal(...) in a scope
+            on_gpu = devices.current().type != "cpu"
+    forward = op.forward
+    if on_gpu:
+        forward = (devices.forward_for_values(op, values) if values else
+                   devices.forward_for(op, devices.current()))
     start = time.perf_counter() if trace.active else 0.0
     try:
-        out = op.forward(*values, **attrs)
+        out = forward(*values, **attrs)
+    except devices.DeviceError:
+        raise
     except Exception as e:  # noqa: BLE001 - re-raised with the op's shapes named
         raise _explain(op, args, attrs, e) from None
     result = _wrap(out)
@@ -407,6 +469,8 @@ def _binary(op):
         else:
             return apply(op, (x, y), {})
         xd = x.data
+        if type(xd) is not ndarray:
+            return apply(op, (x, y), {})  # a GPU tensor: the CUDA kernel
         dt = xd.dtype
         u = loops.get(dt)
         if u is None or trace.active or (yd.dtype is not dt if ty is Tensor else dt.kind != "f"):
@@ -491,11 +555,11 @@ def _run_hooks(hooks, g, create_graph):
 def _as_grad(g, previous, create_graph):
     if create_graph:
         return g if previous is None else previous + g
-    if not g.flags.writeable:
+    if type(g) is ndarray and not g.flags.writeable:
         g = g.copy()  # a broadcast view; .grad must be an array the user may change
     if previous is None:
         return _wrap(g)
-    return _wrap(np.add(previous.data, g))
+    return _wrap(O.add(previous.data, g))
 
 
 def _reachable(roots):
@@ -533,9 +597,13 @@ def _differentiate(tensors, grad_tensors, retain_graph, create_graph, stop=()):
         if g is None:
             if t.data.size != 1:
                 raise RuntimeError("grad can be implicitly created only for scalar outputs")
-            g = np.ones_like(t.data)
+            g = O.ones_like(t.data)
         else:
-            g = np.asarray(_value(g), dtype=t.dtype)
+            g = _value(g)
+            if devices.is_cuda_array(g):
+                g = O.cast(g, dtype=t.dtype)
+            else:
+                g = devices.transfer(np.asarray(g, dtype=t.dtype), t.device)
             if g.shape != t.shape:
                 raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of "
                                    f"{g.shape} and output[{i}] has a shape of {t.shape}.")
@@ -591,8 +659,9 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
             result.append(None)
         else:
             g = entry[1]
-            result.append(g if create_graph else _wrap(g.copy() if not g.flags.writeable
-                                                       else g))
+            if not create_graph and type(g) is ndarray and not g.flags.writeable:
+                g = g.copy()
+            result.append(g if create_graph else _wrap(g))
     return tuple(result)
 
 
@@ -727,20 +796,22 @@ def _install_methods():
 _install_methods()
 
 
-def zeros(*shape, dtype=None, requires_grad=False) -> Tensor:
+def zeros(*shape, dtype=None, requires_grad=False, device=None) -> Tensor:
     """A tensor of zeros (float32 unless ``dtype``)."""
     shape = tuple(shape[0]) if len(shape) == 1 and not isinstance(shape[0], int) else shape
-    return tensor(np.zeros(shape, D.as_dtype(dtype)), requires_grad=requires_grad)
+    return tensor(np.zeros(shape, D.as_dtype(dtype)), requires_grad=requires_grad,
+                  device=device)
 
 
-def ones(*shape, dtype=None, requires_grad=False) -> Tensor:
+def ones(*shape, dtype=None, requires_grad=False, device=None) -> Tensor:
     """A tensor of ones (float32 unless ``dtype``)."""
     shape = tuple(shape[0]) if len(shape) == 1 and not isinstance(shape[0], int) else shape
-    return tensor(np.ones(shape, D.as_dtype(dtype)), requires_grad=requires_grad)
+    return tensor(np.ones(shape, D.as_dtype(dtype)), requires_grad=requires_grad,
+                  device=device)
 
 
-def arange(*args, dtype=None) -> Tensor:
+def arange(*args, dtype=None, device=None) -> Tensor:
     """Like ``torch.arange``: integers give int64, floats float32."""
     arr = np.arange(*args)
-    return tensor(arr if dtype is None else arr.astype(D.as_dtype(dtype)))
+    return tensor(arr if dtype is None else arr.astype(D.as_dtype(dtype)), device=device)
 

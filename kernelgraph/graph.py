@@ -17,7 +17,7 @@ import re
 import sys
 import threading
 
-from . import trace
+from . import devices, trace
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 _sequence = itertools.count()  # creation order; sorting by it is a topological order
@@ -137,6 +137,7 @@ class Graph:
         self._scope: list[str] = []
         self.variables: list = []  # kg.Variable objects, for global_variables_initializer
         self.version = 0  # bumped on every change; sessions use it to invalidate plans
+        self.transfers: dict = {}  # (id(node), device name) -> its to_device node, reused
 
     def as_default(self):
         """Make this the graph that new nodes go into, inside a ``with`` block."""
@@ -171,14 +172,15 @@ class Graph:
             self._scope = saved
 
     def add_node(self, op, inputs, attrs, shape, dtype, name=None, location=None,
-                 control_inputs=(), cls=None):
+                 control_inputs=(), cls=None, device=None):
+        """Append a node; ``device`` defaults to the ``with kg.device(...)`` scope, else CPU."""
         node = Node.__new__(cls or Node)  # not cls.__new__: Variable builds itself through here
         node.op = op
         node.inputs = inputs
         node.attrs = attrs
         node.shape = shape
         node.dtype = dtype
-        node.device = "cpu"
+        node.device = device if device is not None else (devices.current() or devices.CPU)
         node.name = self.unique_name(name or op.name)
         node.location = location
         node.graph = self

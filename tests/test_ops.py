@@ -6,6 +6,8 @@ binary ops) :func:`check_op` checks that
   and dtype, and the raw-NumPy front-end gives the very same bits;
 - the static graph infers a shape/dtype that fits what ``Session.run`` returns (with fully
   known, partly known and unknown placeholder shapes), and returns the eager bits exactly;
+- the same on CUDA (numba's simulator without a GPU) for every third example: results and
+  gradients stay on the device and agree with the CPU ones (:func:`check_on_cuda`);
 - gradients of ``sum(op(x) * w)`` (``w`` a fixed random weight, so the upstream gradient
   is not all ones) have each input's shape and dtype, agree bit-for-bit between
   ``backward()`` and ``kg.gradients``, and in float64 match central finite differences of
@@ -17,7 +19,9 @@ keep away from the kinks of relu/abs/maximum/minimum and from ties for max.
 
 from __future__ import annotations
 
+import itertools
 import math
+import os
 
 import numpy as np
 import pytest
@@ -142,6 +146,7 @@ def check_op(fn, ref, args, *, diff=(), out_dtype=None, ph="exact", fd=True):
         values = sess.run(fetches, feed_dict=dict(zip(phs, args)))
     assert_same(values[0], out.data, "static vs eager forward")
     if not diff:
+        _maybe_on_cuda(fn, args, diff, out.data, [], w, ph)
         return out.data, []
 
     # gradients
@@ -161,7 +166,63 @@ def check_op(fn, ref, args, *, diff=(), out_dtype=None, ph="exact", fd=True):
             np.testing.assert_allclose(eg, numeric, **FD_TOL,
                                        err_msg=f"gradient of input {i} vs finite differences")
         eager_grads.append(eg)
+    _maybe_on_cuda(fn, args, diff, out.data, eager_grads, w, ph)
     return out.data, eager_grads
+
+
+# -- the same checks on the GPU --------------------------------------------------------------
+CUDA = kg.cuda.is_available()  # numba's simulator when there is no GPU (see ../conftest.py)
+CUDA_EVERY = int(os.environ.get("KG_CUDA_EVERY", "3"))  # the simulator is slow
+GRAD_TOL = {F32: {"rtol": 1e-4, "atol": 1e-5}, F64: {"rtol": 1e-9, "atol": 1e-11}}
+_check_count = itertools.count()
+
+
+def _maybe_on_cuda(fn, args, diff, cpu_out, cpu_grads, w, ph):
+    if CUDA and next(_check_count) % CUDA_EVERY == 0:
+        check_on_cuda(fn, args, diff, cpu_out, cpu_grads, w, ph)
+
+
+def check_on_cuda(fn, args, diff, cpu_out, cpu_grads, w, ph="exact"):
+    """The op on CUDA, eager and static: results stay on the device, agree with the CPU
+    results and each other up to float rounding (GPU kernels sum in another order, and
+    atomic adds in no fixed order), and gradients have the inputs' shapes and dtypes."""
+    dev = kg.device("cuda")
+    tensors = [kg.tensor(a, requires_grad=i in diff, device=dev) for i, a in enumerate(args)]
+    out = fn(*tensors)
+    assert out.device == dev and kg.devices.is_cuda_array(out.data), out.device
+    assert out.dtype == cpu_out.dtype and out.shape == cpu_out.shape, (out.dtype, out.shape)
+    got = out.detach().cpu().numpy()
+    assert_close(got, cpu_out, cpu_out.dtype, "cuda vs cpu forward")
+
+    raw = fn(*[t.detach().data for t in tensors])  # gradient rules call ops on device arrays
+    assert kg.devices.is_cuda_array(raw), type(raw)
+    assert_same(raw.copy_to_host(), got, "raw device arrays vs eager cuda")
+
+    graph = kg.Graph()
+    with graph.as_default(), dev:
+        phs = [kg.placeholder(a.dtype, shape=placeholder_shape(a.shape, ph)) for a in args]
+        node = fn(*phs)
+        assert node.device == dev, node.device
+        fetches = [node]
+        if diff:
+            loss = kg.sum(node * kg.constant(w))
+            fetches += kg.gradients(loss, [phs[i] for i in diff])
+    with kg.Session(graph) as sess:
+        values = sess.run(fetches, feed_dict=dict(zip(phs, args)))
+    assert_close(values[0], got, got.dtype, "static vs eager on cuda")
+
+    if not diff:
+        return
+    (out * kg.tensor(w, device=dev)).sum().backward()
+    for k, i in enumerate(diff):
+        g = tensors[i].grad
+        assert g is not None and g.device == dev, f"gradient {i} not on cuda"
+        eg = g.cpu().numpy()
+        assert eg.shape == args[i].shape and eg.dtype == args[i].dtype, (eg.shape, eg.dtype)
+        np.testing.assert_allclose(values[1 + k], eg, **GRAD_TOL[eg.dtype],
+                                   err_msg=f"static vs eager cuda gradient of input {i}")
+        np.testing.assert_allclose(eg, cpu_grads[k], **GRAD_TOL[eg.dtype],
+                                   err_msg=f"cuda vs cpu gradient of input {i}")
 
 
 # -- strategies ------------------------------------------------------------------------------

@@ -100,8 +100,10 @@ def test_getitem(dtype, data):
     assume(x[index].size > 0)  # kg.sum of an empty array fails in static mode (not ours)
     normalized = kg.ops.normalize_index(index)
 
-    def fn(t):  # NumPy's own indexing on raw arrays would give scalars: call the op there
-        return kg.ops.getitem(t, normalized) if isinstance(t, np.ndarray) else t[index]
+    def fn(t):  # raw arrays (NumPy or numba device arrays) have their own indexing, which
+        # can give scalars: call the op there
+        raw = isinstance(t, np.ndarray) or kg.devices.is_cuda_array(t)
+        return kg.ops.getitem(t, normalized) if raw else t[index]
 
     check_op(fn, lambda a: np.asarray(a[index]), [x], diff=(0,),
              ph=data.draw(PLACEHOLDER_SHAPES))

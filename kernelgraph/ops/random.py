@@ -26,8 +26,11 @@ lives as long as the node.
 
 from __future__ import annotations
 
+import contextlib
+
 import numpy as np
 
+from .. import devices
 from .. import dtypes as D
 from ..errors import ShapeError
 from ..graph import Node
@@ -140,18 +143,26 @@ def _static(op, attrs, name):
     return build(op, (), attrs)
 
 
+def _on(device):
+    """The ``with kg.device(...)`` block for an eager factory's ``device=`` argument."""
+    return contextlib.nullcontext() if device is None else devices.device(device)
+
+
 def normal(shape, mean: float = 0.0, std: float = 1.0, seed: int | None = None,
-           dtype=D.float32):
-    """An eager tensor of normal samples (see the module docstring for seeding)."""
-    return random_normal_op(**_attrs(shape, dtype, seed, False, mean=float(mean),
-                                     std=float(std)))
+           dtype=D.float32, device=None):
+    """An eager tensor of normal samples (see the module docstring for seeding); the same
+    numbers on every device."""
+    with _on(device):
+        return random_normal_op(**_attrs(shape, dtype, seed, False, mean=float(mean),
+                                         std=float(std)))
 
 
 def uniform(shape, low: float = 0.0, high: float = 1.0, seed: int | None = None,
-            dtype=D.float32):
+            dtype=D.float32, device=None):
     """An eager tensor of uniform samples in [low, high)."""
-    return random_uniform_op(**_attrs(shape, dtype, seed, False, low=float(low),
-                                      high=float(high)))
+    with _on(device):
+        return random_uniform_op(**_attrs(shape, dtype, seed, False, low=float(low),
+                                          high=float(high)))
 
 
 def random_normal(shape, mean: float = 0.0, std: float = 1.0, seed: int | None = None,

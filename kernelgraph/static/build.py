@@ -3,14 +3,18 @@
 Shapes and dtypes are inferred right here, so a known mismatch fails on the line that wrote
 it, naming both shapes; Python numbers become ``const`` nodes whose dtype follows the other
 operand (``x * 2.0`` stays float64 for a float64 ``x``).
+
+Placement happens here too: a node goes to the ``with kg.device(...)`` device, else to the
+device of its first input, and any input living elsewhere is read through a ``to_device``
+node (one per input and device, shared by every reader).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from .. import devices, operators
 from .. import dtypes as D
-from .. import operators
 from ..errors import ShapeError
 from ..graph import Node, describe_location, get_default_graph, user_location
 from ..ops import registry
@@ -29,7 +33,8 @@ def _const_forward(value):
 const = define("const", _const_forward, _const_infer, None, doc="A value fixed in the graph.")
 
 
-def constant_node(value, dtype=None, shape=None, name=None, graph=None, location=None) -> Node:
+def constant_node(value, dtype=None, shape=None, name=None, graph=None, location=None,
+                  device=None) -> Node:
     """A ``const`` node holding ``value`` (converted to ``dtype``; broadcast to ``shape``)."""
     if isinstance(value, Node):
         raise TypeError(f"kg.constant needs a value, got the graph node '{value.name}'")
@@ -51,7 +56,21 @@ def constant_node(value, dtype=None, shape=None, name=None, graph=None, location
     arr.setflags(write=False)  # shared by every run: nobody may change it in place
     graph = graph or get_default_graph()
     return graph.add_node(const, (), {"value": arr}, arr.shape, arr.dtype, name or "Const",
-                          location or user_location(2))
+                          location or user_location(2), device=device)
+
+
+def placed(node: Node, device, location=None) -> Node:
+    """``node`` as read on ``device``: itself, or the (shared) ``to_device`` node copying it."""
+    if node.device is device or node.device == device:
+        return node
+    key = (id(node), device.name)
+    graph = node.graph
+    hit = graph.transfers.get(key)
+    if hit is None:
+        hit = graph.transfers[key] = graph.add_node(
+            _to_device, (node,), {"device": device.name}, node.shape, node.dtype,
+            f"{node.name}/to_{device.type}", location, device=device)
+    return hit
 
 
 def _located(error, location):
@@ -76,10 +95,16 @@ def build(op, args, attrs) -> Node:
     if graph is None:
         graph = get_default_graph()
     peer = first.dtype if first is not None else None
+    if op is _to_device:  # an explicit copy: it runs on (and writes to) the target device
+        device, moves = devices.device(attrs["device"]), False
+    else:
+        device, moves = devices.current(), True
+        if device is None:
+            device = first.device if first is not None else devices.CPU
     inputs = []
     for a in args:
         if isinstance(a, Node):
-            inputs.append(a)
+            inputs.append(placed(a, device, location) if moves else a)
         elif type(a).__name__ == "Tensor" and hasattr(a, "requires_grad"):
             raise _located(TypeError(
                 f"cannot use an eager tensor in graph op '{op.name}'; wrap its value with "
@@ -88,15 +113,18 @@ def build(op, args, attrs) -> Node:
             weak = None
             if peer is not None and D.scalar_dtype(a) is not None and op.elementwise:
                 weak = D.promote_with_scalar(peer, a)
-            inputs.append(constant_node(a, dtype=weak, graph=graph, location=location))
+            inputs.append(constant_node(a, dtype=weak, graph=graph, location=location,
+                                        device=device))
     inputs = tuple(inputs)
     try:
         shape, dtype = op.infer([i.shape for i in inputs], [i.dtype for i in inputs], attrs)
     except (ShapeError, TypeError, ValueError) as e:
         msg = str(e) if str(e).startswith(op.name) else f"{op.name}: {e}"
         raise _located(type(e)(msg), location) from None
-    return graph.add_node(op, inputs, attrs, shape, D.as_dtype(dtype), name, location)
+    return graph.add_node(op, inputs, attrs, shape, D.as_dtype(dtype), name, location,
+                          device=device)
 
 
+_to_device = registry.OPS["to_device"]
 registry.FRONTENDS[Node] = build
 operators.install(Node, build)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .. import autodiff
+from .. import autodiff, devices
 from ..graph import Node
 from ..ops import ones_like
 
@@ -69,7 +69,9 @@ def gradients(ys, xs, grad_ys=None, name="gradients"):
     for n in sorted(ancestors.values(), key=lambda n: n.seq):
         if id(n) in x_ids or any(id(i) in between for i in n.inputs):
             between.add(id(n))
-    with graph.as_default(), graph.name_scope(name):
+    # Gradient nodes are placed with the nodes they differentiate (they follow their
+    # inputs), whatever device scope kg.gradients is called in.
+    with graph.as_default(), graph.name_scope(name), devices.unplaced():
         grads = {}
         for y, gy in zip(ys, grad_ys):
             if id(y) not in between:

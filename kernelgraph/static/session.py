@@ -16,7 +16,7 @@ import time
 
 import numpy as np
 
-from .. import trace
+from .. import devices, trace
 from ..errors import FailedPreconditionError, InvalidArgumentError, OpError
 from ..graph import Node, describe_location, get_default_graph, shape_str
 from ..ops import add, sub
@@ -54,11 +54,14 @@ class Plan:
                 raise InvalidArgumentError(
                     f"You must feed a value for placeholder tensor '{n.name}' with dtype "
                     f"{n.dtype.name}{shape}\n{describe_location(n.location)}", node=n)
+        for n in self.order:
+            if n.device is not devices.CPU:
+                _check_device(n)
         self.converters = [_feed_converter(n) for n in feed_nodes]
         self._generate(session, traced)
 
     def _generate(self, session, traced):
-        names, env, aliases = {}, {"_store": session._store}, set()
+        names, env, aliases = {}, {"_store": session._store, "_host": devices.to_numpy}, set()
         for i, n in enumerate(self.feed_nodes):
             names[id(n)] = f"f{i}"
             aliases.add(id(n))
@@ -80,8 +83,10 @@ class Plan:
             if id(n) in names:
                 continue  # fed
             v = names[id(n)] = f"v{n.seq}"
-            if n.op.name == "const":
-                env[v] = n.attrs["value"]
+            on_cpu = n.device.type == "cpu"
+            if n.op.name == "const":  # uploaded once per plan when placed on a GPU
+                env[v] = n.attrs["value"] if on_cpu else devices.transfer(n.attrs["value"],
+                                                                         n.device)
                 aliases.add(id(n))
                 continue
             if n.op is variable_op:
@@ -91,19 +96,23 @@ class Plan:
             elif n.op in _ASSIGNS:
                 var, value = n.inputs
                 env[f"_var{n.seq}"] = var
-                val = names[id(value)] + (".copy()" if id(value) in aliases else "")
+                val = names[id(value)]
+                if id(value) in aliases:  # the variable gets its own array
+                    env["_copy_cuda"] = _device_copy
+                    val = f"{val}.copy()" if on_cpu else f"_copy_cuda({val})"
                 if n.op is assign_op:
                     emit(n, f"{v} = _store[_var{n.seq}] = {val}")
                 else:
-                    fn = "_add" if n.op is assign_add_op else "_sub"
-                    env[fn] = add.forward if n.op is assign_add_op else sub.forward
+                    math = add if n.op is assign_add_op else sub
+                    fn = _kernel_name(math, n.device)
+                    env[fn] = devices.forward_for(math, n.device)
                     emit(n, f"{v} = _store[_var{n.seq}] = {fn}(_store[_var{n.seq}], {val})")
                 aliases.add(id(n))  # its value is the variable's own array
             elif n.op is no_op:
                 emit(n, f"{v} = None")
             else:
-                kernel = f"_{n.op.name}"
-                env[kernel] = n.op.forward
+                kernel = _kernel_name(n.op, n.device)
+                env[kernel] = devices.forward_for(n.op, n.device)
                 args = [names[id(i)] for i in n.inputs]
                 for key, value in (n.attrs or {}).items():
                     if _literal(value):
@@ -114,8 +123,7 @@ class Plan:
                 emit(n, f"{v} = {kernel}({', '.join(args)})")
                 if n.op.view and id(n.inputs[0]) in aliases:
                     aliases.add(id(n))
-        outs = [names[id(n)] + (".copy()" if id(n) in aliases and n.op is not no_op else "")
-                for n in self.fetch_nodes]
+        outs = [_fetched(names[id(n)], n, id(n) in aliases) for n in self.fetch_nodes]
         args = ", ".join(names[id(n)] for n in self.feed_nodes)
         body.append(f"return ({', '.join(outs)}{',' if len(outs) == 1 else ''})")
         self.names = names
@@ -159,6 +167,34 @@ class Plan:
             f"  inputs: {inputs}\n  the node was created at:\n{where}", node=node)
 
 
+def _kernel_name(op, device) -> str:
+    return f"_{op.name}" if device.type == "cpu" else f"_{op.name}_{device.type}"
+
+
+def _fetched(var: str, node, aliased: bool) -> str:
+    """The expression a plan returns for a fetched node: NumPy arrays the caller owns."""
+    if node.op is no_op:
+        return var
+    if node.device.type != "cpu":
+        return f"_host({var})"  # Session.run returns host arrays, as TensorFlow does
+    return f"{var}.copy()" if aliased else var
+
+
+def _device_copy(x):
+    from ..kernels.cuda import core
+
+    return core.copy(x)
+
+
+def _check_device(node):
+    try:
+        devices.require(node.device)
+    except devices.DeviceError as e:
+        where = f"\n{describe_location(node.location)}" if node.location else ""
+        raise devices.DeviceError(f"Cannot run node '{node.name}' (op {node.op.name}): {e}"
+                                  f"{where}") from None
+
+
 def _required(fetch_nodes, feed_nodes):
     """The nodes a run must compute, in creation (so topological) order; stops at feeds."""
     fed = {id(n) for n in feed_nodes}
@@ -193,7 +229,9 @@ def _feed_converter(node):
                              f"{describe_location(node.location)}")
         return arr
 
-    return convert
+    if node.device.type == "cpu":
+        return convert
+    return lambda value: devices.transfer(convert(value), node.device)  # fed from the host
 
 
 class _FetchSpec:

@@ -10,7 +10,7 @@ from .. import dtypes as D
 from ..graph import Node, get_default_graph, user_location
 from ..ops import registry
 from ..ops.registry import define
-from .build import build, constant_node
+from .build import build, constant_node, placed
 
 
 def _placeholder_forward(**attrs):
@@ -98,6 +98,7 @@ class Variable(Node):
                                   location=user_location(3))
         if value.graph is not self.graph:
             raise ValueError(f"Tensor {value!r} must be from the same graph as {self!r}.")
+        value = placed(value, self.device, user_location(3))  # assigned where it is stored
         shape, dtype = _assign_infer([self.shape, value.shape], [self.dtype, value.dtype], {})
         if value.shape is not None and self.shape is not None and (
                 len(value.shape) != len(self.shape) or any(
@@ -106,7 +107,7 @@ class Variable(Node):
             raise ValueError(f"Cannot assign a value of shape {value.shape} to variable "
                              f"'{self.name}' of shape {self.shape}")
         return self.graph.add_node(op, (self, value), {}, shape, dtype, name or op.name,
-                                   user_location(3))
+                                   user_location(3), device=self.device)
 
     def assign(self, value, name=None) -> Node:
         """A node that sets this variable to ``value`` when run (and outputs the new value)."""

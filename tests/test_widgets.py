@@ -63,8 +63,8 @@ def check_schema(doc):
     assert doc["version"] == 1 and doc["mode"] in ("static", "eager")
     ids = [n["id"] for n in doc["nodes"]]
     assert len(ids) == len(set(ids))
-    keys = {"id", "name", "label", "op", "kind", "scope", "shape", "dtype", "location", "value",
-            "grad"}
+    keys = {"id", "name", "label", "op", "kind", "scope", "shape", "dtype", "device",
+            "location", "value", "grad"}
     for n in doc["nodes"]:
         assert set(n) == keys
         assert n["kind"] in ("input", "variable", "const", "leaf", "op", "gradient")

@@ -665,6 +665,13 @@ export class GraphRenderer {
       item.append(h('span', 'kg-swatch'), document.createTextNode(kind));
       this.legendEl.appendChild(item);
     }
+    // Placement: a chip per non-CPU device, matching the thick outline of its nodes.
+    for (const device of new Set(doc.nodes.map(n => n.device).filter(d => d !== 'cpu'))) {
+      const item = h('span', 'kg-legend-item kg-legend-device');
+      item.setAttribute('data-device', device);
+      item.append(h('span', 'kg-swatch'), document.createTextNode(device));
+      this.legendEl.appendChild(item);
+    }
     // Gradient colour scale.
     const range = this.timeline.logNormRange;
     this.gradLegendEl.replaceChildren();
@@ -935,6 +942,7 @@ export class GraphRenderer {
         g.setAttribute('data-name', node.name);
         g.setAttribute('data-kind', node.kind);
         g.setAttribute('data-op', node.op);
+        g.setAttribute('data-device', node.device);
       } else {
         g.setAttribute('data-scope', d.scope);
         g.setAttribute('data-count', String(d.members.length));
@@ -1061,6 +1069,7 @@ export class GraphRenderer {
     if (box.type === 'node') {
       const node = box.node!;
       rows.push(['name', node.name], ['op', node.op], ['kind', node.kind], ['shape', node.shape], ['dtype', node.dtype]);
+      rows.push(['device', node.device]);
       rows.push(['location', node.location || '\u2014']);
       rows.push(['value', st.values.get(node.id) ?? '\u2014']);
       rows.push(['grad', st.grads.get(node.id) ?? '\u2014']);

@@ -31,6 +31,8 @@ export interface GraphNode {
   topScope: string;
   shape: string;
   dtype: string;
+  /** Where the node runs: "cpu", "cuda:0", "worker:1/cuda:0". */
+  device: string;
   location: string;
   value: string | null;
   grad: string | null;
@@ -144,6 +146,7 @@ export function normalizeDocument(raw: unknown): GraphDocument {
       topScope: scope.split('/')[0],
       shape: asText(n.shape),
       dtype: asText(n.dtype),
+      device: asText(n.device) || 'cpu',
       location: asText(n.location),
       value: asOptionalText(n.value),
       grad: asOptionalText(n.grad),

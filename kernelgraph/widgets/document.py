@@ -71,7 +71,8 @@ class DocumentBuilder:
 
     def add_node(self, entry: dict) -> str:
         base = {"id": "", "name": "", "label": "", "op": "", "kind": "op", "scope": "",
-                "shape": "<unknown>", "dtype": "", "location": "", "value": None, "grad": None}
+                "shape": "<unknown>", "dtype": "", "device": "cpu", "location": "",
+                "value": None, "grad": None}
         base.update(entry)
         self.nodes[base["id"]] = base
         return base["id"]
@@ -132,7 +133,7 @@ def static_entry(node: Node) -> dict:
     entry = {"id": node_id(node), "name": name, "label": label, "op": node.op.name,
              "kind": static_kind(node), "scope": scope, "shape": shape_str(node.shape),
              "dtype": getattr(node.dtype, "name", str(node.dtype)),
-             "location": format_location(node.location)}
+             "device": str(node.device), "location": format_location(node.location)}
     if node.op.name == "const":
         entry["value"] = summarize(node.attrs.get("value"))
     return entry
@@ -380,7 +381,7 @@ def eager_document(*tensors, names: Mapping | None = None, title: str | None = N
         b.add_node({"id": nid, "name": user or n.name,
                     "label": f"{user}: {n.op.name}" if user else n.op.name, "op": n.op.name,
                     "kind": "op", "shape": _shape_of(n), "dtype": n.dtype.name,
-                    "location": format_location(n.location)})
+                    "device": str(n.device), "location": format_location(n.location)})
         for x in n.inputs:
             if type(x) is Tensor:
                 b.add_edge(ref(x), nid, _shape_of(x))

@@ -35,6 +35,7 @@ FILL = {"input": "#dbeafe", "variable": "#dcfce7", "leaf": "#dcfce7", "const": "
         "op": "#fef3c7", "gradient": "#fce7f3", "scope": "#e0e7ff"}
 STROKE = {"input": "#3b82f6", "variable": "#16a34a", "leaf": "#16a34a", "const": "#9ca3af",
           "op": "#d97706", "gradient": "#db2777", "scope": "#4f46e5"}
+DEVICE_STROKE, TRANSFER_FILL = "#7c3aed", "#ede9fe"  # GPU placement, as in the extension
 CHAR_W, LINE_H, PAD, GAP_X, GAP_Y, MARGIN, TITLE_H = 7.0, 14, 8, 22, 46, 16, 28
 
 
@@ -178,7 +179,7 @@ def _lines(n: dict) -> list[tuple[str, str]]:
 
 def _tooltip(n: dict) -> str:
     rows = [str(n.get("name", ""))]
-    for key in ("op", "kind", "shape", "dtype", "location", "value", "grad"):
+    for key in ("op", "kind", "shape", "dtype", "device", "location", "value", "grad"):
         v = n.get(key)
         if v not in (None, ""):
             rows.append(f"{key}: {v}")
@@ -250,12 +251,19 @@ def render_svg(doc: dict, collapse_above: int = 200, edge_labels_below: int = 60
         w, h = sizes[nid]
         kind = str(n.get("kind", "op"))
         fill, stroke = FILL.get(kind, FILL["op"]), STROKE.get(kind, STROKE["op"])
-        dash = ' stroke-dasharray="4 2"' if kind == "scope" else ""
+        dash = ' stroke-dasharray="4 2"' if kind == "scope" or n.get("op") == "to_device" else ""
+        width = "1.2"
+        device = str(n.get("device") or "cpu")
+        if device != "cpu":  # placed on a GPU: the extension's violet outline
+            stroke, width = DEVICE_STROKE, "2.5"
+        if n.get("op") == "to_device":
+            fill = TRANSFER_FILL
         rx = 14 if kind in ("input", "leaf") else 4
-        out.append(f'<g class="kg-node" data-id="{esc(nid)}" data-kind="{esc(kind)}">'
+        out.append(f'<g class="kg-node" data-id="{esc(nid)}" data-kind="{esc(kind)}" '
+                   f'data-device="{esc(device)}">'
                    f"<title>{esc(_tooltip(n))}</title>"
                    f'<rect x="{x:.1f}" y="{y:.1f}" width="{w:.1f}" height="{h:.1f}" '
-                   f'rx="{rx}" fill="{fill}" stroke="{stroke}" stroke-width="1.2"{dash}/>')
+                   f'rx="{rx}" fill="{fill}" stroke="{stroke}" stroke-width="{width}"{dash}/>')
         for i, (cls, text) in enumerate(lines[nid]):
             ty = y + PAD + LINE_H * (i + 1) - 3
             size = "" if cls == "label" else ' font-size="11"'

@@ -246,7 +246,7 @@ class _LiveState:
             b.add_node({"id": nid, "name": node.name, "label": node.op.name,
                         "op": node.op.name, "kind": "op",
                         "shape": shape_str(tuple(node.value.shape)),
-                        "dtype": node.value.dtype.name,
+                        "dtype": node.value.dtype.name, "device": str(node.device),
                         "location": format_location(node.location)})
             self._remember(node, nid)
             for x in node.inputs:

@@ -688,6 +688,109 @@ def _cnn_tf(tf):
     return Impl(_CNN_RUN, ns, output, close=sess.close)
 
 
+# 9-10. the same kernels on a GPU (rows report n/a without one)
+class Unavailable(Exception):
+    """A setup that cannot run here (no GPU): the cell shows n/a with this reason."""
+
+
+def _require_gpu():
+    from kernelgraph.kernels.cuda import core
+
+    if not kg_cuda_available():
+        raise Unavailable("no CUDA GPU here (kg.cuda.is_available() is False)")
+    if core.SIMULATOR:
+        raise Unavailable("numba's CUDA simulator is not a GPU (NUMBA_ENABLE_CUDASIM=1)")
+    return core
+
+
+def kg_cuda_available() -> bool:
+    import kernelgraph
+
+    return kernelgraph.cuda.is_available()
+
+
+def _torch_cuda(torch):
+    if not torch.cuda.is_available():
+        raise Unavailable("this PyTorch build sees no CUDA GPU")
+    return torch.device("cuda")
+
+
+GPU_N = 1 << 26  # 64M float32 = 256 MB per array: far past every cache
+GPU_MATMUL_N = 4096
+_SYNC = "; sync()"
+
+
+def _gpu_mul_data():
+    r = _rng(9)
+    return tuple(r.uniform(0.5, 1.5, GPU_N).astype(np.float32) for _ in range(2))
+
+
+def _gpu_mul_reference():
+    a, b = (v.astype(np.float64) for v in _gpu_mul_data())
+    return a * b
+
+
+def _gpu_mul_kg(kg):
+    _require_gpu()
+    a, b = (kg.tensor(v, device="cuda") for v in _gpu_mul_data())
+    return Impl("a * b" + _SYNC, {"a": a, "b": b, "sync": kg.cuda.synchronize},
+                lambda: (a * b).cpu().numpy())
+
+
+def _gpu_mul_torch(torch):
+    dev = _torch_cuda(torch)
+    a, b = (torch.from_numpy(v).to(dev) for v in _gpu_mul_data())
+    return Impl("a * b" + _SYNC, {"a": a, "b": b, "sync": torch.cuda.synchronize},
+                lambda: (a * b).cpu().numpy())
+
+
+def _gpu_copy(np_):
+    core = _require_gpu()
+    from numba import cuda
+
+    src = core.to_device(_gpu_mul_data()[0])
+    dst = cuda.device_array_like(src)
+    return Impl("dst.copy_to_device(src)" + _SYNC,
+                {"dst": dst, "src": src, "sync": cuda.synchronize}, lambda: None)
+
+
+GPU_MUL_BANDWIDTH = Bandwidth(
+    nbytes=3 * 4 * GPU_N, baseline=_gpu_copy, baseline_nbytes=2 * 4 * GPU_N,
+    baseline_label="device-to-device copy of 64M float32 (numba)",
+    counting="a * b reads 2 arrays and writes 1: 3 x 4 B x N; the copy moves 2 x 4 B x N")
+
+
+def _gpu_matmul_data():
+    r = _rng(10)
+    return (r.standard_normal((GPU_MATMUL_N, GPU_MATMUL_N), dtype=np.float32),
+            r.standard_normal((GPU_MATMUL_N, GPU_MATMUL_N), dtype=np.float32))
+
+
+def _gpu_matmul_reference():
+    a, b = _gpu_matmul_data()
+    return a.astype(np.float64) @ b.astype(np.float64)
+
+
+def _gpu_matmul_kg(kg):
+    _require_gpu()
+    a, b = (kg.tensor(v, device="cuda") for v in _gpu_matmul_data())
+    return Impl("matmul(a, b)" + _SYNC,
+                {"matmul": kg.matmul, "a": a, "b": b, "sync": kg.cuda.synchronize},
+                lambda: kg.matmul(a, b).cpu().numpy())
+
+
+def _gpu_matmul_torch(torch):
+    dev = _torch_cuda(torch)
+    torch.backends.cuda.matmul.allow_tf32 = False  # cuBLAS in true fp32, as ours
+    a, b = (torch.from_numpy(v).to(dev) for v in _gpu_matmul_data())
+    return Impl("matmul(a, b)" + _SYNC,
+                {"matmul": torch.matmul, "a": a, "b": b, "sync": torch.cuda.synchronize},
+                lambda: torch.matmul(a, b).cpu().numpy())
+
+
+NO_GPU_NP = "NumPy has no GPU arrays"
+NO_GPU_TF = "not compared on the GPU (TF1 here is the CPU build)"
+
 CASES = (
     Case("1", "eager a + b, shape (1,)", "us",
          "a + b on two 1-element float32 tensors without grad (numpy: arrays).",
@@ -760,6 +863,22 @@ CASES = (
          {"kernelgraph": _cnn_static_kg, "numpy": NO_AUTOGRAD_NP, "torch": _cnn_torch,
           "tensorflow": _cnn_tf},
          Target(max_ratio=(("tensorflow", 1.0),))),
+    Case("9", "CUDA a * b, 64M float32", "us",
+         "a * b on two (2**26,) float32 CUDA tensors, then a device synchronize; torch the "
+         "same on its CUDA tensors. Bandwidth: 3 arrays x 4 B x N per call against a "
+         "device-to-device copy timed in the same run. Needs a GPU.",
+         _gpu_mul_reference,
+         {"kernelgraph": _gpu_mul_kg, "numpy": NO_GPU_NP, "torch": _gpu_mul_torch,
+          "tensorflow": NO_GPU_TF},
+         Target(min_bandwidth=0.7), bandwidth=GPU_MUL_BANDWIDTH),
+    Case("10", "CUDA matmul 4096x4096", "us",
+         "matmul(a, b) of two (4096, 4096) float32 CUDA tensors (kernelgraph's tiled numba "
+         "kernel), then a synchronize; torch calls cuBLAS in fp32 (TF32 off). Target: >= 0.3x "
+         "cuBLAS's speed. Needs a GPU and, for the ratio, a CUDA build of PyTorch.",
+         _gpu_matmul_reference,
+         {"kernelgraph": _gpu_matmul_kg, "numpy": NO_GPU_NP, "torch": _gpu_matmul_torch,
+          "tensorflow": NO_GPU_TF},
+         Target(max_ratio=(("torch", 1 / 0.3),)), rtol=1e-3),
 )
 
 

@@ -52,11 +52,13 @@ def _run_cell(case, name, module, settings, reference, setup=None) -> dict:
     impl = None
     try:
         impl = setup(module)
-        problem = C.check(impl.output(), reference, rtol=case.rtol) if reference is not None \
+        problem = C.check(impl.output(), reference(), rtol=case.rtol) if reference is not None \
             else None
         timing = measure(impl.stmt, impl.namespace, repeat=settings.repeat,
                          min_time=settings.min_time, number=settings.number, per=impl.per,
                          gc=settings.gc)
+    except C.Unavailable as e:  # e.g. no GPU on this machine: n/a, not an error
+        return {"us": None, "reason": str(e)}
     except Exception as e:  # noqa: BLE001 - one failing framework must not stop the table
         return {"us": None, "reason": f"error: {type(e).__name__}: {e}", "error": True}
     finally:
@@ -86,7 +88,7 @@ def run(settings: Settings = FULL, frameworks=FRAMEWORKS, progress=None) -> dict
         raise RuntimeError(missing["kernelgraph"])
     rows = []
     for case in C.CASES:
-        reference = case.reference()
+        reference = _once(case.reference)  # only when a cell runs (GPU rows may not)
         results = {}
         for name in FRAMEWORKS:
             module = modules[name]
@@ -116,6 +118,18 @@ def run(settings: Settings = FULL, frameworks=FRAMEWORKS, progress=None) -> dict
     return {"schema": SCHEMA, "machine": machine_info(modules), "method": settings.as_json(),
             "chain": [op if c is None else f"{op} {c}" for op, c in C.CHAIN],
             "chain_source": C.chain_source(), "frameworks_missing": missing, "rows": rows}
+
+
+def _once(fn):
+    """``fn`` called at most once, on first use."""
+    memo = []
+
+    def get():
+        if not memo:
+            memo.append(fn())
+        return memo[0]
+
+    return get
 
 
 def _gbps(nbytes: int, us: float | None) -> float | None:

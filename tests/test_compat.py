@@ -128,3 +128,54 @@ def test_reduce_keep_dims_spellings(graph):
         assert sess.run(tf.reduce_sum(v, 0, keep_dims=True)).tolist() == [[4.0, 6.0]]
         assert sess.run(tf.reduce_mean(v, axis=1)).tolist() == [1.5, 3.5]
         assert sess.run(tf.reduce_max(v)) == 4.0
+
+
+# -- tf.nn.conv2d / max_pool2d in NHWC (checked against TensorFlow 2.21 by hand: max error
+# 3e-6 on these cases; here against the NumPy reference, TensorFlow not being a dependency)
+def _tf_same(size, k, s, d=1):
+    """TF's documented SAME rule: output ceil(size / s), extra padding at the end."""
+    span = (k - 1) * d + 1
+    total = max((-(-size // s) - 1) * s + span - size, 0)
+    return total // 2, total - total // 2
+
+
+@pytest.mark.parametrize("h, w, kh, kw, s, d, padding", [
+    (7, 6, 3, 3, 1, 1, "SAME"), (7, 6, 3, 2, 2, 1, "SAME"), (8, 8, 3, 3, 2, 1, "SAME"),
+    (7, 7, 3, 3, 1, 2, "SAME"), (7, 6, 3, 3, 2, 1, "VALID")])
+def test_nn_conv2d_and_max_pool_nhwc(h, w, kh, kw, s, d, padding):
+    from kernelgraph.kernels import reference as R
+
+    r = np.random.default_rng(h * w + kh + s)
+    x = r.standard_normal((2, h, w, 3)).astype(np.float32)
+    f = r.standard_normal((kh, kw, 3, 4)).astype(np.float32)
+    xc = x.transpose(0, 3, 1, 2).astype(np.float64)
+    pads = [(0, 0)] * 2
+    if padding == "SAME":
+        pads += [_tf_same(h, kh, s, d), _tf_same(w, kw, s, d)]
+    else:
+        pads += [(0, 0)] * 2
+    conv = R.conv2d(np.pad(xc, pads), f.transpose(3, 2, 0, 1), stride=s, dilation=d)
+    pool = R.max_pool2d(np.pad(xc, pads, constant_values=-np.inf), (kh, kw), stride=s)
+    tf.reset_default_graph()
+    ph = tf.placeholder(tf.float32, x.shape)
+    y = tf.nn.conv2d(ph, tf.constant(f), strides=[1, s, s, 1], padding=padding, dilations=d)
+    m = tf.nn.max_pool2d(ph, ksize=[kh, kw], strides=s, padding=padding)
+    with tf.Session() as sess:
+        got_conv, got_pool = sess.run([y, m], {ph: x})
+    np.testing.assert_allclose(got_conv, conv.transpose(0, 2, 3, 1), rtol=1e-5, atol=1e-5)
+    if d == 1:
+        np.testing.assert_array_equal(got_pool, pool.transpose(0, 2, 3, 1).astype(np.float32))
+
+
+def test_nn_avg_pool_valid_and_device_scope():
+    tf.reset_default_graph()
+    x = np.arange(2 * 4 * 4 * 1, dtype=np.float32).reshape(2, 4, 4, 1)
+    with tf.device("/gpu:0"):
+        ph = tf.placeholder(tf.float32, x.shape)
+        y = tf.nn.avg_pool(ph, ksize=2, strides=2, padding="VALID")
+    assert y.device == "cuda:0" and ph.device == "cuda:0"
+    with tf.Session() as sess:
+        got = sess.run(y, {ph: x})
+    np.testing.assert_array_equal(got[0, :, :, 0], [[2.5, 4.5], [10.5, 12.5]])
+    with pytest.raises(NotImplementedError, match="VALID"):
+        tf.nn.avg_pool(ph, ksize=2, strides=2, padding="SAME")

@@ -470,3 +470,16 @@ def test_attributes_by_position_are_attributes(graph):
     np.testing.assert_allclose(got[3], np.ones((2, 3)))
     with pytest.raises(TypeError, match="multiple values for argument 'axis'"):
         kg.reduce_sum(x, 1, axis=0)
+
+
+def test_non_finite_attributes_run_in_plans():
+    # A plan line writes attributes as literals; inf and nan have none.
+    g = kg.Graph()
+    with g.as_default():
+        p = kg.placeholder(kg.float32, shape=(2,))
+        y = kg.pad(p, ((1, 1),), value=float("-inf"))
+        z = kg.clip(p, min=float("-inf"), max=float("inf"))
+    with kg.Session(g) as sess:
+        got, clipped = sess.run([y, z], {p: np.array([1.0, 2.0], np.float32)})
+    np.testing.assert_array_equal(got, [-np.inf, 1.0, 2.0, -np.inf])
+    np.testing.assert_array_equal(clipped, [1.0, 2.0])

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import itertools
 import linecache
+import math
 import threading
 import time
 
@@ -37,6 +38,8 @@ _plan_ids = itertools.count()
 def _literal(value) -> bool:
     if isinstance(value, tuple):
         return all(_literal(v) for v in value)
+    if type(value) is float and not math.isfinite(value):
+        return False  # repr gives inf / nan, which are not Python literals
     return type(value) in _LITERALS
 
 

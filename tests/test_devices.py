@@ -227,3 +227,14 @@ def test_static_remote_placement_fails_at_run_naming_the_node():
     assert y.device == "worker:1/cuda:0"
     with kg.Session(g) as sess, pytest.raises(DeviceError, match=r"node '.*'.*remote worker"):
         sess.run(y)
+
+
+def test_every_op_has_a_cuda_kernel():
+    from kernelgraph.kernels.cuda import FORWARDS
+    from kernelgraph.static.variables import STATEFUL
+
+    run_by_the_session = {op.name for op in STATEFUL} | {"const"}
+    missing = [name for name in kg.ops.OPS if name not in FORWARDS
+               and name not in run_by_the_session]
+    assert missing == []
+    assert set(FORWARDS) <= set(kg.ops.OPS)

@@ -135,6 +135,49 @@ def test_conv2d_second_derivative_matches_finite_differences():
     assert_same(wt.grad.data, static, "eager vs static second derivative")
 
 
+@pytest.mark.parametrize("dtype", [F32, F64])
+@FEW
+@given(case=pool_cases(), ph=PLACEHOLDER_SHAPES, data=st.data())
+def test_max_pool2d_select(dtype, case, ph, data):
+    """The transpose of max_pool2d_backward: g read at each window's first maximum."""
+    xs, kernel, stride, padding = case
+    x = arrays(data.draw, "distinct", dtype, xs, unique=True)
+    g = arrays(data.draw, "any", dtype, xs)
+    attrs = {"kernel_size": kernel, "stride": stride, "padding": padding}
+    check_op(lambda a, b: kg.ops.max_pool2d_select(a, b, **attrs),
+             lambda a, b: R.max_pool2d_select(a, b, kernel, stride, padding), [g, x],
+             diff=(0,), ph=ph)
+
+
+def test_max_pool2d_second_derivative_matches_finite_differences():
+    """d/du of sum(v * d/dx sum(u * max_pool(x))) in both modes: max_pool2d_backward is
+    linear in u, and its gradient reads v at the windows' maxima."""
+    rng = np.random.default_rng(1)
+    x = rng.permutation(2 * 3 * 5 * 5).reshape(2, 3, 5, 5) * 0.5  # no ties
+    attrs = {"kernel_size": 3, "stride": 2, "padding": 1}
+    u = rng.standard_normal(R.max_pool2d(x, 3, 2, 1).shape)
+    v = rng.standard_normal(x.shape)
+
+    def dx_dot_v(u_, x_):
+        return float(np.sum(v * kg.ops.max_pool2d_backward(u_, x_, **attrs)))
+
+    numeric = finite_difference_grad(dx_dot_v, [u, x], 0)
+    np.testing.assert_allclose(numeric, R.max_pool2d_select(v, x, 3, 2, 1), **FD_TOL)
+    graph = kg.Graph()
+    with graph.as_default():
+        xp, up = kg.placeholder(kg.float64, shape=x.shape), kg.placeholder(kg.float64)
+        (gx,) = kg.gradients(kg.sum(kg.max_pool2d(xp, **attrs) * up), [xp])
+        (gu,) = kg.gradients(kg.sum(gx * kg.constant(v)), [up])
+    with kg.Session(graph) as sess:
+        static = sess.run(gu, feed_dict={xp: x, up: u})
+    np.testing.assert_allclose(static, numeric, **FD_TOL)
+    xt, ut = kg.tensor(x, requires_grad=True), kg.tensor(u, requires_grad=True)
+    (gxt,) = kg.autograd.grad(kg.sum(kg.max_pool2d(xt, **attrs) * ut), [xt],
+                              create_graph=True)
+    kg.sum(gxt * kg.tensor(v)).backward()
+    assert_same(ut.grad.data, static, "eager vs static second derivative")
+
+
 def test_avg_pool2d_second_derivative():
     g = np.arange(4.0).reshape(1, 1, 2, 2)
     gt = kg.tensor(g, requires_grad=True)

@@ -212,6 +212,19 @@ def _max_pool_backward(x, g, dx, kh_, kw_, sh, sw, ph, pw):
 
 
 @njit(cache=True, parallel=True)
+def _max_pool_select(x, g, out, kh_, kw_, sh, sw, ph, pw):
+    # The transpose of _max_pool_backward: each window reads g at its first maximum of x.
+    n_, c_ = x.shape[0], x.shape[1]
+    for p in prange(n_ * c_):
+        n = p // c_
+        c = p % c_
+        for i in range(out.shape[2]):
+            for j in range(out.shape[3]):
+                _, by, bx = _window_max(x, n, c, i, j, kh_, kw_, sh, sw, ph, pw)
+                out[n, c, i, j] = g[n, c, by, bx] if by >= 0 else 0
+
+
+@njit(cache=True, parallel=True)
 def _avg_pool(x, out, kh_, kw_, sh, sw, ph, pw):
     n_, c_, h_, w_ = x.shape
     oh_, ow_ = out.shape[2], out.shape[3]
@@ -269,6 +282,16 @@ def max_pool2d_backward(g, x, kernel, stride, padding) -> ndarray:
         _max_pool_backward(np.ascontiguousarray(x), np.ascontiguousarray(g), dx, *kernel,
                            *stride, *padding)
     return dx
+
+
+def max_pool2d_select(g, x, kernel, stride, padding) -> ndarray:
+    """``g`` (x's shape) read at each pooling window's first maximum of ``x``."""
+    _check_grad(g, x.shape, "max_pool2d_select")
+    out = np.empty(pool2d_shape(x.shape, kernel, stride, padding), g.dtype)
+    if out.size:
+        _max_pool_select(np.ascontiguousarray(x), np.ascontiguousarray(g), out, *kernel,
+                         *stride, *padding)
+    return out
 
 
 def avg_pool2d(x, kernel, stride, padding) -> ndarray:

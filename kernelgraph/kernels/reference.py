@@ -74,6 +74,13 @@ def max_pool2d(x, kernel_size, stride=None, padding=0):
     return np.max(_pool_windows(x, kernel_size, stride, padding, -np.inf), axis=0)
 
 
+def max_pool2d_select(g, x, kernel_size, stride=None, padding=0):
+    """g read at each window's first maximum of x."""
+    first = np.argmax(_pool_windows(x, kernel_size, stride, padding, -np.inf), axis=0)
+    picked = np.asarray(_pool_windows(g, kernel_size, stride, padding, 0.0))
+    return np.take_along_axis(picked, first[None], axis=0)[0]
+
+
 def avg_pool2d(x, kernel_size, stride=None, padding=0):
     return np.mean(_pool_windows(x, kernel_size, stride, padding, 0.0), axis=0)
 

@@ -10,6 +10,7 @@ from .conv import (
     global_avg_pool2d,
     max_pool2d,
     max_pool2d_backward,
+    max_pool2d_select,
 )
 from .elementwise import (
     abs,
@@ -80,7 +81,8 @@ from .transfer import to_device
 __all__ = [
     "OPS", "Op", "define", "avg_pool2d", "avg_pool2d_backward", "conv2d",
     "conv2d_backward_filter", "conv2d_backward_input", "global_avg_pool2d", "max_pool2d",
-    "max_pool2d_backward", "abs", "add", "broadcast_like", "broadcast_reduced", "broadcast_to",
+    "max_pool2d_backward", "max_pool2d_select", "abs", "add", "broadcast_like",
+    "broadcast_reduced", "broadcast_to",
     "cast", "cross_entropy", "div", "equal", "exp", "greater", "greater_equal", "identity",
     "less", "less_equal", "log", "log_softmax", "matmul", "matrix_transpose", "max",
     "maximum", "mean", "minimum", "mse_loss", "mul", "neg", "not_equal", "ones_like", "pow",

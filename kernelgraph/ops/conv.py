@@ -204,8 +204,12 @@ def _avg_pool_backward_forward(g, like, **attrs):
     return K.avg_pool2d_backward(g, np.shape(like), *_pool_attrs("avg_pool2d", attrs))
 
 
-def _no_second_derivative(gg, out, needs, attrs, *inputs):
-    raise NotImplementedError("the second derivative of max_pool2d is not implemented")
+def _max_pool_select_forward(g, x, **attrs):
+    return K.max_pool2d_select(g, _to(x, g.dtype), *_pool_attrs("max_pool2d", attrs))
+
+
+def _select_infer(shapes_, dtypes, attrs):
+    return _pool_shape("max_pool2d", shapes_[1], attrs), dtypes[0]
 
 
 _POOL_ATTRS = ("kernel_size", "stride", "padding")
@@ -218,8 +222,16 @@ max_pool2d = define(
         "maximum of each window, as in PyTorch.")
 max_pool2d_backward = define(
     "max_pool2d_backward", _max_pool_backward_forward, _pool_backward_infer("max_pool2d"),
-    _no_second_derivative, inputs=2, attr_names=_POOL_ATTRS,
+    # Linear in g, so its own gradient is the transposed routing; x only picks the routes.
+    lambda gg, out, needs, attrs, g, x: (max_pool2d_select(gg, x, **attrs), None),
+    inputs=2, attr_names=_POOL_ATTRS,
     doc="The gradient of max_pool2d: g routed to the first maximum of each window of x.")
+max_pool2d_select = define(
+    "max_pool2d_select", _max_pool_select_forward, _select_infer,
+    lambda g, out, needs, attrs, gx, x: (max_pool2d_backward(g, x, **attrs), None),
+    inputs=2, attr_names=_POOL_ATTRS,
+    doc="g (shaped like x) read at the first maximum of each window of x: the gradient of "
+        "max_pool2d_backward, for second derivatives of max_pool2d.")
 avg_pool2d = define(
     "avg_pool2d", _pool_forward("avg_pool2d", K.avg_pool2d), _pool_infer("avg_pool2d"),
     lambda g, out, needs, attrs, x: (avg_pool2d_backward(g, x, **attrs),),

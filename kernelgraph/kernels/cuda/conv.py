@@ -239,6 +239,19 @@ def _max_pool_argmax(x, arg, kh_, kw_, sh, sw, ph, pw):
 
 
 @cuda.jit
+def _select_at(arg, g, out):
+    # out = g read at each window's argmax (0 for a window without input).
+    n_, c_, oh_, ow_ = arg.shape
+    w_ = g.shape[3]
+    start, step = cuda.grid(1), cuda.gridsize(1)
+    for q in range(start, n_ * c_ * oh_ * ow_, step):
+        j, i = q % ow_, (q // ow_) % oh_
+        c, n = (q // (ow_ * oh_)) % c_, q // (ow_ * oh_ * c_)
+        a = arg[n, c, i, j]
+        out[n, c, i, j] = g[n, c, a // w_, a % w_] if a >= 0 else 0
+
+
+@cuda.jit
 def _avg_pool(x, out, kh_, kw_, sh, sw, ph, pw):
     h_, w_ = x.shape[2], x.shape[3]
     n_, c_, oh_, ow_ = out.shape
@@ -280,6 +293,28 @@ def avg_pool2d(x, **attrs):
     return _pool("avg_pool2d", _avg_pool, x, attrs)
 
 
+def _argmax_positions(x, window, stride, padding):
+    arg = core.empty(K.pool2d_shape(_shape(x), window, stride, padding), np.int64)
+    if arg.size:
+        blocks, threads = core.launch(arg.size)
+        _max_pool_argmax[blocks, threads](x, arg, *window, *stride, *padding)
+    return arg
+
+
+def max_pool2d_select(g, x, **attrs):
+    """CUDA forward of ``max_pool2d_select``: ``g`` read at each window's first maximum of
+    ``x`` (the transpose of max_pool2d_backward)."""
+    window, stride, padding = ops_conv._pool_attrs("max_pool2d", attrs)
+    x = _cast(x, g.dtype)
+    K._check_grad(g, _shape(x), "max_pool2d_select")
+    arg = _argmax_positions(x, window, stride, padding)
+    out = core.empty(arg.shape, g.dtype)
+    if out.size:
+        blocks, threads = core.launch(out.size)
+        _select_at[blocks, threads](arg, g, out)
+    return out
+
+
 def max_pool2d_backward(g, x, **attrs):
     """CUDA forward of ``max_pool2d_backward``: ``g`` routed to each window's first maximum
     of ``x`` (the element the CPU kernel picks)."""
@@ -289,10 +324,7 @@ def max_pool2d_backward(g, x, **attrs):
     K._check_grad(g, out_shape, "max_pool2d_backward")
     if not x.size:
         return core.empty(_shape(x), g.dtype)
-    arg = core.empty(out_shape, np.int64)
-    if arg.size:
-        blocks, threads = core.launch(arg.size)
-        _max_pool_argmax[blocks, threads](x, arg, *window, *stride, *padding)
+    arg = _argmax_positions(x, window, stride, padding)
     dx = core.empty(_shape(x), g.dtype)
     blocks, threads = core.launch(dx.size)
     _gather_kernels(np.dtype(g.dtype))[1][blocks, threads](arg, g, dx, *window, *stride,
@@ -356,6 +388,7 @@ FORWARDS = {
     "conv2d_backward_filter": conv2d_backward_filter,
     "max_pool2d": max_pool2d,
     "max_pool2d_backward": max_pool2d_backward,
+    "max_pool2d_select": max_pool2d_select,
     "avg_pool2d": avg_pool2d,
     "avg_pool2d_backward": avg_pool2d_backward,
     "global_avg_pool2d": global_avg_pool2d,

@@ -21,6 +21,7 @@ from .. import devices, trace
 from ..errors import FailedPreconditionError, InvalidArgumentError, OpError
 from ..graph import Node, describe_location, get_default_graph, shape_str
 from ..ops import add, sub
+from . import passes
 from .variables import (
     assign_add_op,
     assign_op,
@@ -47,9 +48,15 @@ class Plan:
     """The compiled form of one ``Session.run`` signature (see module docstring)."""
 
     def __init__(self, session, fetch_nodes, feed_nodes, traced=False):
-        self.fetch_nodes = fetch_nodes
+        start = time.perf_counter()
         self.feed_nodes = feed_nodes
-        self.order = _required(fetch_nodes, feed_nodes)
+        self.passes = None  # what each compiler pass did (None: not optimised)
+        if session.optimize and not traced:
+            program, self.passes = passes.optimize(fetch_nodes, feed_nodes,
+                                                   session.skip_passes)
+            self.order, self.fetch_nodes = program.nodes, program.fetches
+        else:  # a traced run shows every node as written, so it is not optimised
+            self.order, self.fetch_nodes = _required(fetch_nodes, feed_nodes), fetch_nodes
         fed = {id(n) for n in feed_nodes}
         for n in self.order:
             if n.op is placeholder_op and id(n) not in fed:
@@ -62,6 +69,7 @@ class Plan:
                 _check_device(n)
         self.converters = [_feed_converter(n) for n in feed_nodes]
         self._generate(session, traced)
+        self.compile_seconds = time.perf_counter() - start
 
     def _generate(self, session, traced):
         names, env, aliases = {}, {"_store": session._store, "_host": devices.to_numpy}, set()
@@ -279,8 +287,14 @@ class Session:
     list/tuple/dict nesting of them, and returns values in the same structure.
     """
 
-    def __init__(self, graph=None, target="", config=None):
+    def __init__(self, graph=None, target="", config=None, optimize: bool = True,
+                 skip_passes=()):
         self.graph = graph if graph is not None else get_default_graph()
+        # The compiler passes (kernelgraph.static.passes) run on each fetched subgraph;
+        # optimize=False or skip_passes=("cse", ...) switches them off to compare.
+        self.optimize = optimize
+        self.skip_passes = tuple(skip_passes)
+        passes.optimize([], [], self.skip_passes)  # unknown pass names fail here
         self._store: dict = {}
         self._plans: dict = {}
         self._closed = False
@@ -322,6 +336,17 @@ class Session:
     def plan(self, fetches, feed_dict=None) -> Plan:
         """The compiled plan ``run`` would use (``.source`` is the generated code)."""
         return self._compile(fetches, tuple(feed_dict or ()))[0]
+
+    def explain(self, fetches, feed_dict=None) -> passes.Explanation:
+        """What the compiler does to the subgraph of ``fetches`` (the keys of ``feed_dict``
+        are what is fed; values are not needed): each pass's node counts and changes, the
+        nodes before and after, the generated plan and the compile time."""
+        spec = _FetchSpec(self, fetches)
+        feed_nodes = [self._as_graph_node(k, "Feed") for k in tuple(feed_dict or ())]
+        plan = Plan(self, spec.nodes, feed_nodes)
+        before = passes.prune(spec.nodes, feed_nodes).nodes
+        return passes.Explanation(plan.passes or [], before, plan.order, plan.source,
+                                  plan.compile_seconds)
 
     def _as_graph_node(self, x, what):
         if isinstance(x, str):

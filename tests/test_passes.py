@@ -1,0 +1,127 @@
+"""The compiler passes: what each one rewrites, that results keep every bit, that the user's
+graph is never changed, and that errors still point at the user's line."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import kernelgraph as kg
+from kernelgraph.static import passes
+from tests.test_ops import assert_same
+
+
+def _runs(fetches, feed, graph):
+    """(optimised, unoptimised) results of one run."""
+    with kg.Session(graph) as fast, kg.Session(graph, optimize=False) as plain:
+        return fast.run(fetches, feed), plain.run(fetches, feed)
+
+
+def test_each_pass_does_its_part_and_the_graph_is_untouched():
+    g = kg.Graph()
+    with g.as_default():
+        x = kg.placeholder(kg.float64, shape=[None, 3], name="x")
+        k = kg.exp(kg.constant(1.0, kg.float64)) * 2.0  # constant: folded
+        a = kg.transpose(kg.transpose(x * k))  # transposes cancel
+        b = (a - 0.0) * 1.0 / 1.0 + 0.0  # identities
+        c = kg.tanh(x * k)  # the same as a's inner product: merged
+        kg.sqrt(x)  # not fetched
+    snapshot = [(n.name, tuple(i.name for i in n.inputs)) for n in g.nodes]
+    with kg.Session(g) as sess:
+        e = sess.explain([b, c], feed_dict={x: None})
+    counts = {r.name: (r.before, r.after, r.changes) for r in e.passes}
+    assert [r.name for r in e.passes] == list(passes.ORDER)
+    assert counts["prune"][1] < counts["prune"][0]  # sqrt is gone
+    assert counts["fold_constants"][2] == ["folded exp", "folded mul"]
+    assert "transpose_1 -> mul_1" in counts["simplify"][2]
+    assert any(c.startswith("mul_") for c in counts["cse"][2])
+    ops = sorted(n.op.name for n in e.after)
+    assert ops == ["const", "mul", "placeholder", "tanh"], ops
+    assert "_tanh(" in e.source and "_transpose" not in e.source
+    assert [(n.name, tuple(i.name for i in n.inputs)) for n in g.nodes] == snapshot
+    assert "compiled in" in str(e)
+    feed = {x: np.linspace(-1, 1, 6).reshape(2, 3)}
+    fast, plain = _runs([b, c], feed, g)
+    for f, p in zip(fast, plain):
+        assert_same(f, p, "optimised vs plain run")
+
+
+def test_identities_that_would_change_the_result_stay():
+    g = kg.Graph()
+    with g.as_default():
+        x = kg.placeholder(kg.float32, shape=[3])
+        wider = x * kg.constant(np.ones((2, 3), np.float32))  # broadcasts: a new shape
+        doubled = x * kg.constant(np.float64(1.0), dtype=kg.float64)  # a new dtype
+        u = kg.placeholder(kg.float32)
+        unknown = u + 0.0  # unknown shape: not provably the same
+    with kg.Session(g) as sess:
+        e = sess.explain([wider, doubled, unknown], feed_dict={x: None, u: None})
+    assert next(r for r in e.passes if r.name == "simplify").changes == []
+    assert {n.op.name for n in e.after} >= {"mul", "add"}
+
+
+def test_stateful_and_random_nodes_are_never_folded_or_merged():
+    g = kg.Graph()
+    with g.as_default():
+        r1 = kg.ops.random.random_normal((3,), seed=1)
+        r2 = kg.ops.random.random_normal((3,), seed=1)  # same attrs, but each its own draw
+        v = kg.Variable(np.zeros(3))
+        step = v.assign_add(kg.constant(np.ones(3)) * 2.0)
+        init = kg.global_variables_initializer()
+    with kg.Session(g) as sess:
+        e = sess.explain([r1, r2, step])
+        assert sum(n.op.name == "random_normal" for n in e.after) == 2
+        first, second = sess.run(r1), sess.run(r1)
+        assert not np.array_equal(first, second)  # a new draw per run, not a folded constant
+        sess.run(init)
+        sess.run(step)
+        np.testing.assert_array_equal(sess.run(step), [4.0, 4.0, 4.0])
+
+
+def test_skip_passes_and_unknown_names():
+    g = kg.Graph()
+    with g.as_default():
+        y = kg.constant(2.0) * 3.0
+    with kg.Session(g, skip_passes=("fold_constants",)) as sess:
+        e = sess.explain(y)
+        assert [r.name for r in e.passes] == ["prune", "simplify", "cse", "dce"]
+        assert "_mul(" in e.source
+        assert sess.run(y) == 6.0
+    with kg.Session(g, optimize=False) as sess:
+        assert sess.explain(y).passes == []
+    with pytest.raises(ValueError, match=r"unknown passes \['fusion'\]"):
+        kg.Session(g, skip_passes=("fusion",))
+
+
+def test_errors_still_name_the_users_line_after_rewrites():
+    g = kg.Graph()
+    with g.as_default():
+        p = kg.placeholder(kg.float32, shape=[None, None])
+        q = kg.placeholder(kg.float32, shape=[None, None])
+        m = kg.matmul(p * 1.0, q)  # p * 1.0 is simplified away; the matmul fails at run time
+    with kg.Session(g) as sess, pytest.raises(kg.errors.InvalidArgumentError,
+                                              match=r"node 'matmul'.*\n.*\n.*\n.*"
+                                                    r"test_passes.py.*m = kg.matmul"):
+        sess.run(m, {p: np.ones((2, 3)), q: np.ones((4, 5))})
+
+
+def test_a_failing_constant_is_left_to_fail_at_run_time():
+    g = kg.Graph()
+    with g.as_default():
+        bad = kg.constant(2) ** kg.constant(-1)  # integers to a negative power
+    with kg.Session(g) as sess:
+        assert "folded" not in sess.explain(bad).summary()
+        with pytest.raises(kg.errors.InvalidArgumentError, match="negative integer powers"):
+            sess.run(bad)
+
+
+def test_traced_runs_show_every_node_as_written():
+    g = kg.Graph()
+    with g.as_default():
+        y = kg.constant(2.0) * 3.0
+    seen = []
+    with kg.Session(g) as sess, kg.trace.listening(
+            lambda kind, node=None, **_: seen.append(node.name) if kind == "node_executed"
+            else None):
+        assert sess.run(y) == 6.0
+    assert seen == ["mul"]  # computed, not folded away, while someone watches

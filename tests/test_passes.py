@@ -84,13 +84,48 @@ def test_skip_passes_and_unknown_names():
         y = kg.constant(2.0) * 3.0
     with kg.Session(g, skip_passes=("fold_constants",)) as sess:
         e = sess.explain(y)
-        assert [r.name for r in e.passes] == ["prune", "simplify", "cse", "dce"]
+        assert [r.name for r in e.passes] == ["prune", "simplify", "cse", "fuse", "dce"]
         assert "_mul(" in e.source
         assert sess.run(y) == 6.0
     with kg.Session(g, optimize=False) as sess:
         assert sess.explain(y).passes == []
     with pytest.raises(ValueError, match=r"unknown passes \['fusion'\]"):
         kg.Session(g, skip_passes=("fusion",))
+
+
+def test_fusion_makes_one_kernel_per_group_with_the_same_bits(tmp_path, monkeypatch):
+    monkeypatch.setenv("KERNELGRAPH_CACHE", str(tmp_path))
+    g = kg.Graph()
+    with g.as_default():
+        x = kg.placeholder(kg.float32, shape=[None, 4], name="x")
+        w = kg.placeholder(kg.float64, shape=[4], name="w")
+        hidden = kg.relu(x * 0.5 + 1.0)  # fetched: computed once, read by the next group
+        y = kg.where(hidden > 1.2, kg.sigmoid(hidden) * w, kg.exp(-hidden))  # mixed dtypes
+    feed = {x: np.linspace(-3, 3, 12, dtype=np.float32).reshape(3, 4),
+            w: np.arange(4.0)}
+    with kg.Session(g) as sess:
+        e = sess.explain([hidden, y], feed)
+    fuse = next(r for r in e.passes if r.name == "fuse")
+    assert fuse.changes == ["relu <- mul add", "where <- greater sigmoid mul_1 neg exp"]
+    assert sorted(e.kernels) == ["relu", "where"]
+    assert "float64(t" in e.kernels["where"]  # float32 values converted, as unfused
+    files = list((tmp_path / "fused").glob("fused_*.py"))
+    assert sorted(f.read_text() for f in files) == sorted(e.kernels.values())
+    fast, plain = _runs([hidden, y], feed, g)
+    for f, p in zip(fast, plain):
+        assert_same(f, p, "fused vs op-by-op")
+
+
+def test_errors_in_fused_kernels_name_the_group():
+    g = kg.Graph()
+    with g.as_default():
+        a = kg.placeholder(kg.float32, shape=[None])
+        b = kg.placeholder(kg.float32, shape=[None])
+        y = kg.tanh(a + b) * 2.0
+    with kg.Session(g) as sess, pytest.raises(kg.errors.InvalidArgumentError,
+                                              match=r"fused from add, tanh, mul(.|\n)*"
+                                                    r"y = kg.tanh\(a \+ b\)"):
+        sess.run(y, {a: np.ones(3), b: np.ones(4)})
 
 
 def test_errors_still_name_the_users_line_after_rewrites():

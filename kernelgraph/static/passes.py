@@ -16,11 +16,12 @@ prune            11 -> 10 nodes
 fold_constants   10 -> 10 nodes  folded mul
 simplify         10 -> 9 nodes  mul_2 -> relu
 cse              9 -> 7 nodes  mul_3 -> mul_1, relu_1 -> relu
-dce              7 -> 4 nodes
+fuse             7 -> 6 nodes  relu <- mul_1
+dce              6 -> 3 nodes
 
 Node counts include the constants that Python numbers became; nodes a rewrite orphaned stay
-until ``dce`` removes them. What is left: ``x``, the folded constant 6, ``x * 6`` and one
-relu, fetched twice.
+until ``dce`` removes them. What is left: ``x``, the folded constant 6, and one generated
+kernel computing ``relu(x * 6)`` in a single loop, fetched twice.
 
 A *program* is the fetched subgraph: nodes in a topological order, the fetches and the fed
 nodes. A pass never changes the user's graph: it returns new nodes where it rewrites
@@ -85,9 +86,16 @@ class Explanation:
             lines.append(f"{r.name:<16} {r.before} -> {r.after} nodes  {shown}".rstrip())
         return "\n".join(lines)
 
+    @property
+    def kernels(self) -> dict:
+        """The generated source of each fused kernel, by the name of the node it computes."""
+        return {n.name: n.op.forward.source for n in self.after
+                if hasattr(n.op.forward, "members")}
+
     def __str__(self):
+        fused = "".join(f"\n# {name}\n{src}" for name, src in self.kernels.items())
         return (f"{self.summary()}\ncompiled in {self.compile_seconds * 1e3:.2f} ms\n\n"
-                f"{self.source}")
+                f"{self.source}{fused}")
 
 
 # -- rewriting helpers ---------------------------------------------------------------------------
@@ -303,10 +311,20 @@ def eliminate_dead_code(program: Program) -> tuple[Program, list]:
     return Program(kept, program.fetches, program.feeds), []
 
 
+def fuse_elementwise(program: Program) -> tuple[Program, list]:
+    """Groups of elementwise ops become one generated numba kernel each (see
+    :mod:`kernelgraph.static.fusion`)."""
+    from .fusion import fuse
+
+    nodes, fetches, changes = fuse(program, {id(f) for f in program.fetches})
+    return Program(nodes, fetches, program.feeds), changes
+
+
 PASSES = {
     "fold_constants": fold_constants,
     "simplify": simplify,
     "cse": eliminate_common_subexpressions,
+    "fuse": fuse_elementwise,
     "dce": eliminate_dead_code,
 }
 ORDER = ("prune", *PASSES)

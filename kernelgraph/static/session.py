@@ -173,8 +173,11 @@ class Plan:
             dtype = getattr(value, "dtype", i.dtype)
             described.append(f"'{i.name}' {shape_str(tuple(shape))} {dtype}")
         inputs = ", ".join(described) or "none"
+        members = getattr(node.op.forward, "members", None)  # a fused group's nodes
+        op = node.op.name if members is None else \
+            f"{node.op.name}, fused from {', '.join(members)}"
         return InvalidArgumentError(
-            f"{type(error).__name__} in node '{node.name}' (op {node.op.name}): {error}\n"
+            f"{type(error).__name__} in node '{node.name}' (op {op}): {error}\n"
             f"  inputs: {inputs}\n  the node was created at:\n{where}", node=node)
 
 

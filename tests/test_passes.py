@@ -160,3 +160,24 @@ def test_traced_runs_show_every_node_as_written():
             else None):
         assert sess.run(y) == 6.0
     assert seen == ["mul"]  # computed, not folded away, while someone watches
+
+
+@pytest.mark.filterwarnings("ignore:overflow:RuntimeWarning")  # exp overflows on purpose
+def test_check_numerics_names_the_first_node_that_made_a_nan():
+    g = kg.Graph()
+    with g.as_default():
+        x = kg.placeholder(kg.float32, shape=[3])
+        s = kg.sqrt(x - 1.0)  # NaN below 1
+        y = kg.exp(s * 100.0)  # Inf for large s, NaN stays NaN
+    feed = {x: np.array([4.0, 0.0, 2.0], np.float32)}
+    with kg.Session(g) as sess:
+        assert np.isnan(sess.run(y, feed)).any()  # by default NaNs flow on silently
+    with kg.Session(g, check_numerics=True) as sess, pytest.raises(
+            kg.errors.InvalidArgumentError,
+            match=r"node 'sqrt' \(op sqrt\) produced NaN values.*\n.*s = kg.sqrt\(x - 1.0\)"):
+        sess.run(y, feed)
+    with kg.Session(g, check_numerics=True) as sess, pytest.raises(
+            kg.errors.InvalidArgumentError, match=r"node 'exp' \(op exp\) produced Inf"):
+        sess.run(y, {x: np.array([4.0, 9.0, 2.0], np.float32)})
+    with kg.Session(g, check_numerics=True) as sess:
+        np.testing.assert_allclose(sess.run(y, {x: np.ones(3, np.float32)}), np.ones(3))

@@ -18,6 +18,7 @@ import time
 import numpy as np
 
 from .. import devices, trace
+from ..dtypes import FLOATS
 from ..errors import FailedPreconditionError, InvalidArgumentError, OpError
 from ..graph import Node, describe_location, get_default_graph, shape_str
 from ..ops import add, sub
@@ -52,8 +53,9 @@ class Plan:
         self.feed_nodes = feed_nodes
         self.passes = None  # what each compiler pass did (None: not optimised)
         if session.optimize and not traced:
-            program, self.passes = passes.optimize(fetch_nodes, feed_nodes,
-                                                   session.skip_passes)
+            # With check_numerics every node's value is checked, so none is fused away.
+            skip = session.skip_passes + (("fuse",) if session.check_numerics else ())
+            program, self.passes = passes.optimize(fetch_nodes, feed_nodes, skip)
             self.order, self.fetch_nodes = program.nodes, program.fetches
         else:  # a traced run shows every node as written, so it is not optimised
             self.order, self.fetch_nodes = _required(fetch_nodes, feed_nodes), fetch_nodes
@@ -81,9 +83,14 @@ class Plan:
             env.update(_now=time.perf_counter, _emit=trace.emit)
             body.append("_t0 = _now()")
 
+        checked = session.check_numerics
+
         def emit(node, line):
             body.append(f"{line:<44} # {node.name}")
             self.line_nodes[len(body) + 1] = node  # +1: the def line comes first
+            if checked and node.dtype in FLOATS and node.op is not no_op:
+                env[f"_n{node.seq}"], env["_check"] = node, _check_numerics
+                body.append(f"_check({names[id(node)]}, _n{node.seq})")
             if traced:
                 env[f"_n{node.seq}"] = node
                 body.append(f"_t1 = _now(); _emit('node_executed', node=_n{node.seq}, "
@@ -179,6 +186,20 @@ class Plan:
         return InvalidArgumentError(
             f"{type(error).__name__} in node '{node.name}' (op {op}): {error}\n"
             f"  inputs: {inputs}\n  the node was created at:\n{where}", node=node)
+
+
+def _check_numerics(value, node):
+    """``Session(check_numerics=True)``: stop at the first node that made a NaN or an Inf."""
+    arr = devices.to_numpy(value)
+    if np.isfinite(arr).all():
+        return
+    what = "NaN" if np.isnan(arr).any() else "Inf"
+    where = describe_location(node.location) if node.location else "  (unknown location)"
+    inputs = ", ".join(f"'{i.name}'" for i in node.inputs) or "none"
+    raise InvalidArgumentError(
+        f"check_numerics: node '{node.name}' (op {node.op.name}) produced {what} values "
+        f"(shape {shape_str(arr.shape)}; inputs {inputs}); it was created at:\n{where}",
+        node=node)
 
 
 def _kernel_name(op, device) -> str:
@@ -291,12 +312,14 @@ class Session:
     """
 
     def __init__(self, graph=None, target="", config=None, optimize: bool = True,
-                 skip_passes=()):
+                 skip_passes=(), check_numerics: bool = False):
         self.graph = graph if graph is not None else get_default_graph()
         # The compiler passes (kernelgraph.static.passes) run on each fetched subgraph;
         # optimize=False or skip_passes=("cse", ...) switches them off to compare.
         self.optimize = optimize
         self.skip_passes = tuple(skip_passes)
+        # Check every float value for NaN/Inf as it is made and name the first culprit.
+        self.check_numerics = check_numerics
         passes.optimize([], [], self.skip_passes)  # unknown pass names fail here
         self._store: dict = {}
         self._plans: dict = {}

@@ -788,6 +788,166 @@ def _gpu_matmul_torch(torch):
                 lambda: torch.matmul(a, b).cpu().numpy())
 
 
+# 11. one SGD step of an MLP 64 -> 128 (relu) -> 10, mean softmax cross-entropy
+MLP_IN, MLP_HIDDEN, MLP_CLASSES, MLP_LR = 64, 128, 10, 0.1
+
+
+def _mlp_data(batch: int):
+    r = _rng(11)
+    x = r.standard_normal((batch, MLP_IN), dtype=np.float32)
+    labels = r.integers(0, MLP_CLASSES, batch).astype(np.int64)
+    w1 = (r.standard_normal((MLP_IN, MLP_HIDDEN)) * np.sqrt(2 / MLP_IN)).astype(np.float32)
+    w2 = (r.standard_normal((MLP_HIDDEN, MLP_CLASSES)) / np.sqrt(MLP_HIDDEN)) \
+        .astype(np.float32)
+    b1, b2 = np.zeros(MLP_HIDDEN, np.float32), np.zeros(MLP_CLASSES, np.float32)
+    return x, labels, [w1, b1, w2, b2]
+
+
+def _mlp_step_np(np_, x, labels, params, dtype):
+    """One SGD step by hand: returns the loss before the step; updates ``params`` in place."""
+    w1, b1, w2, b2 = params
+    n = x.shape[0]
+    a1 = x @ w1 + b1
+    h = np_.maximum(a1, 0)
+    z = h @ w2 + b2
+    z = z - z.max(axis=1, keepdims=True)
+    e = np_.exp(z)
+    p = e / e.sum(axis=1, keepdims=True)
+    rows = np_.arange(n)
+    loss = -np_.log(p[rows, labels]).mean()
+    dz = p
+    dz[rows, labels] -= 1
+    dz /= dtype(n)
+    dw2, db2 = h.T @ dz, dz.sum(axis=0)
+    da1 = (dz @ w2.T) * (a1 > 0)
+    dw1, db1 = x.T @ da1, da1.sum(axis=0)
+    for w, g in zip(params, (dw1, db1, dw2, db2)):
+        w -= dtype(MLP_LR) * g
+    return loss
+
+
+def _mlp_reference(batch):
+    def reference():
+        x, labels, params = _mlp_data(batch)
+        params = [w.astype(np.float64) for w in params]
+        loss = _mlp_step_np(np, x.astype(np.float64), labels, params, np.float64)
+        return [np.array(loss), params]
+    return reference
+
+
+def _mlp_kg(batch):
+    def setup(kg):
+        x0, y0, w0 = _mlp_data(batch)
+        g = kg.Graph()
+        with g.as_default():
+            x = kg.placeholder(kg.float32, shape=(None, MLP_IN))
+            labels = kg.placeholder(kg.int64, shape=(None,))
+            params = [kg.Variable(w) for w in w0]
+            w1, b1, w2, b2 = params
+            logits = kg.matmul(kg.relu(kg.matmul(x, w1) + b1), w2) + b2
+            loss = kg.cross_entropy(logits, labels)
+            grads = kg.gradients(loss, params)
+            train = kg.group(*[w.assign_sub(gw * MLP_LR) for w, gw in zip(params, grads)])
+            init = kg.global_variables_initializer()
+        sess, feed = kg.Session(graph=g), {x: x0, labels: y0}
+
+        def output():  # one step from the initial weights: the loss, then the new weights
+            sess.run(init)
+            value = sess.run([loss, train], feed)[0]
+            return [value, sess.run(params)]
+
+        return Impl(_MLP_RUN, {"sess": sess, "train": train, "feed": feed}, output,
+                    close=sess.close)
+    return setup
+
+
+def _mlp_tf(batch):
+    def setup(tf):
+        v1 = tf.compat.v1
+        x0, y0, w0 = _mlp_data(batch)
+        g = tf.Graph()
+        with g.as_default():
+            x = v1.placeholder(tf.float32, shape=(None, MLP_IN))
+            labels = v1.placeholder(tf.int64, shape=(None,))
+            params = [v1.Variable(w) for w in w0]
+            w1, b1, w2, b2 = params
+            logits = tf.matmul(tf.nn.relu(tf.matmul(x, w1) + b1), w2) + b2
+            loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(
+                labels=labels, logits=logits))
+            grads = v1.gradients(loss, params)
+            train = tf.group(*[v1.assign_sub(w, gw * MLP_LR) for w, gw in zip(params, grads)])
+            init = v1.global_variables_initializer()
+        sess, feed = v1.Session(graph=g), {x: x0, labels: y0}
+
+        def output():
+            sess.run(init)
+            value = sess.run([loss, train], feed)[0]
+            return [value, sess.run(params)]
+
+        return Impl(_MLP_RUN, {"sess": sess, "train": train, "feed": feed}, output,
+                    close=sess.close)
+    return setup
+
+
+def _mlp_torch(batch):
+    def setup(torch):
+        import torch.nn.functional as F
+
+        x0, y0, w0 = _mlp_data(batch)
+        x, labels = torch.from_numpy(x0), torch.from_numpy(y0)
+        params = [torch.tensor(w, requires_grad=True) for w in w0]
+
+        def step():
+            w1, b1, w2, b2 = params
+            loss = F.cross_entropy(torch.relu(x @ w1 + b1) @ w2 + b2, labels)
+            grads = torch.autograd.grad(loss, params)
+            with torch.no_grad():
+                for w, gw in zip(params, grads):
+                    w -= MLP_LR * gw
+            return loss
+
+        def output():
+            with torch.no_grad():
+                for w, w_init in zip(params, w0):
+                    w.copy_(torch.from_numpy(w_init))
+            loss = step()
+            return [loss.detach().numpy(), [w.detach().numpy() for w in params]]
+
+        return Impl("step()", {"step": step}, output)
+    return setup
+
+
+def _mlp_np(batch):
+    def setup(np_):
+        x, labels, w0 = _mlp_data(batch)
+        params = [w.copy() for w in w0]
+
+        def output():
+            for w, w_init in zip(params, w0):
+                w[...] = w_init
+            loss = _mlp_step_np(np_, x, labels, params, np_.float32)
+            return [np_.asarray(loss, np_.float32), params]
+
+        return Impl("step(np, x, labels, params, float32)",
+                    {"step": _mlp_step_np, "np": np_, "x": x, "labels": labels,
+                     "params": params, "float32": np_.float32}, output)
+    return setup
+
+
+_MLP_RUN = "sess.run(train, feed_dict=feed)"
+
+
+def _mlp_case(case_id, batch, target):
+    return Case(case_id, f"Session.run MLP SGD step, batch {batch}", "us",
+                f"One SGD step (lr {MLP_LR}) of 64 -> 128 relu -> 10 with mean softmax "
+                f"cross-entropy on a batch of {batch}: kernelgraph and TF1 run the train op "
+                "(assign_sub of every weight) of a static graph; torch does the same with "
+                "autograd.grad and in-place updates; numpy is the step written by hand.",
+                _mlp_reference(batch),
+                {"kernelgraph": _mlp_kg(batch), "numpy": _mlp_np(batch),
+                 "torch": _mlp_torch(batch), "tensorflow": _mlp_tf(batch)}, target)
+
+
 NO_GPU_NP = "NumPy has no GPU arrays"
 NO_GPU_TF = "not compared on the GPU (TF1 here is the CPU build)"
 
@@ -879,6 +1039,9 @@ CASES = (
          {"kernelgraph": _gpu_matmul_kg, "numpy": NO_GPU_NP, "torch": _gpu_matmul_torch,
           "tensorflow": NO_GPU_TF},
          Target(max_ratio=(("torch", 1 / 0.3),)), rtol=1e-3),
+    _mlp_case("11a", 1, Target(max_us=30.0)),
+    _mlp_case("11b", 64, Target(max_us=80.0)),
+    _mlp_case("11c", 1024, Target(max_ratio=(("numpy", 1.1),))),
 )
 
 

@@ -37,6 +37,10 @@ def test_quick_run_writes_every_row(tmp_path, capsys):
         assert kg["check"] == "ok", row
     for key in ("python", "numpy", "numba", "cpu_count"):
         assert doc["machine"][key]
+    # The first run in new processes, cold (empty caches) and warm (caches the cold run
+    # filled): the warm one must not compile again, so it is faster.
+    cold, warm = doc["compile"]["cold"], doc["compile"]["warm"]
+    assert cold["first_run_s"] > warm["first_run_s"] > 0, doc["compile"]
     out = capsys.readouterr().out
     assert "kernelgraph" in out and "target" in out
     rows = {row["id"]: row for row in doc["rows"]}

@@ -856,8 +856,8 @@ def _mlp_kg(batch):
             value = sess.run([loss, train], feed)[0]
             return [value, sess.run(params)]
 
-        return Impl(_MLP_RUN, {"sess": sess, "train": train, "feed": feed}, output,
-                    close=sess.close)
+        return Impl(_MLP_RUN, {"sess": sess, "train": train, "feed": feed, "init": init},
+                    output, close=sess.close)
     return setup
 
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import numpy
 
 from . import cases as C
+from . import compile_time
 from .frameworks import FRAMEWORKS, LABELS, SHORT, load, machine_info
 from .timing import measure
 
@@ -115,7 +116,10 @@ def run(settings: Settings = FULL, frameworks=FRAMEWORKS, progress=None) -> dict
         else:
             row["target"], row["pass"], row["unchecked"] = None, None, []
         rows.append(row)
+    if progress is not None:
+        progress("  compile time: the first Session.run in new processes (cold, warm) ...")
     return {"schema": SCHEMA, "machine": machine_info(modules), "method": settings.as_json(),
+            "compile": compile_time.measure(),
             "chain": [op if c is None else f"{op} {c}" for op, c in C.CHAIN],
             "chain_source": C.chain_source(), "frameworks_missing": missing, "rows": rows}
 
@@ -226,6 +230,8 @@ def format_table(doc: dict) -> str:
     lines.append("  ".join("-" * w for w in widths))
     lines += [fmt(r) for r in table[1:]]
     lines += ["", *_footnotes(doc)]
+    if doc.get("compile"):
+        lines += ["", *compile_time.describe(doc["compile"])]
     return "\n".join(lines)
 
 

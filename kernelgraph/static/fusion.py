@@ -137,9 +137,23 @@ def compile_source(source: str, members: list[str]) -> FusedKernel:
     return FusedKernel(key, source, ufunc, members)
 
 
+def _writable_cache_dir() -> str:
+    """:func:`cache_dir`, or a folder in the temporary directory when that cannot be
+    written (a read-only home on a shared server): fusion must not make a run fail."""
+    user = os.getuid() if hasattr(os, "getuid") else "user"
+    for folder in (cache_dir(), os.path.join(tempfile.gettempdir(), f"kernelgraph-{user}",
+                                             "fused")):
+        try:
+            os.makedirs(folder, exist_ok=True)
+            if os.access(folder, os.W_OK):
+                return folder
+        except OSError:
+            continue
+    raise OSError("no writable folder for generated kernels; set KERNELGRAPH_CACHE")
+
+
 def _load(key: str, source: str):
-    folder = cache_dir()
-    os.makedirs(folder, exist_ok=True)
+    folder = _writable_cache_dir()
     path = os.path.join(folder, f"fused_{key}.py")
     if not os.path.exists(path):  # written atomically: another process may read it now
         fd, tmp = tempfile.mkstemp(dir=folder, suffix=".tmp")

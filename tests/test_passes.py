@@ -181,3 +181,14 @@ def test_check_numerics_names_the_first_node_that_made_a_nan():
         sess.run(y, {x: np.array([4.0, 9.0, 2.0], np.float32)})
     with kg.Session(g, check_numerics=True) as sess:
         np.testing.assert_allclose(sess.run(y, {x: np.ones(3, np.float32)}), np.ones(3))
+
+
+def test_fusion_works_when_the_kernel_cache_cannot_be_written(monkeypatch):
+    monkeypatch.setenv("KERNELGRAPH_CACHE", "/proc/kernelgraph-cannot-write-here")
+    g = kg.Graph()
+    with g.as_default():
+        x = kg.placeholder(kg.float32, shape=[3])
+        y = kg.tanh(x * 3.0) - 1.0
+    with kg.Session(g) as sess:
+        assert list(sess.explain(y, {x: None}).kernels) == ["sub"]
+        np.testing.assert_allclose(sess.run(y, {x: np.zeros(3, np.float32)}), -np.ones(3))

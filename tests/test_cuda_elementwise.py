@@ -262,7 +262,7 @@ def test_where_numbers_and_nan_condition():
     check("where", True, np.arange(3, dtype=I64), -1)
 
 
-@pytest.mark.parametrize("src, dst", itertools.product(ALL_DTYPES, ALL_DTYPES))
+@pytest.mark.parametrize("src, dst", list(itertools.product(ALL_DTYPES, ALL_DTYPES)))
 def test_cast(src, dst):
     x = np.array([[-2.75, -1.0, 0.0], [0.5, 1.0, 3.25]]).astype(src)
     check("cast", x, dtype=dst)

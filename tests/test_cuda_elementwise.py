@@ -42,7 +42,9 @@ from tests.test_ops import (
     permutations,
     reduce_axes,
     reshape_targets,
+    run_cuda,
     small_shapes,
+    to_device,
 )
 
 FORWARDS = {**cuda_elementwise.FORWARDS, **cuda_reduce.FORWARDS, **cuda_shape.FORWARDS}
@@ -55,17 +57,10 @@ SOME = settings(max_examples=6)
 
 
 # -- helpers ---------------------------------------------------------------------------------
-def to_device(v):
-    return core.to_device(v) if isinstance(v, np.ndarray) else v  # numbers stay numbers
-
-
 def check(name, *args, **attrs):
     """The CUDA forward of op ``name`` agrees with its CPU forward on ``args``."""
     expected = np.asarray(OPS[name].forward(*args, **attrs))
-    got = FORWARDS[name](*(to_device(a) for a in args), **attrs)
-    assert core.is_device_array(got), f"{name}: {type(got)} is not on the device"
-    assert got.is_c_contiguous(), f"{name}: result is not C-contiguous"
-    host = core.to_host(got)
+    host = run_cuda(name, *args, **attrs)
     what = f"{name}{tuple(getattr(a, 'shape', a) for a in args)} {attrs}"
     assert host.dtype == expected.dtype, f"{what}: dtype {host.dtype} != {expected.dtype}"
     assert host.shape == expected.shape, f"{what}: shape {host.shape} != {expected.shape}"

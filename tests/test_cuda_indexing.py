@@ -26,7 +26,18 @@ from kernelgraph.kernels.cuda import random as CR
 from kernelgraph.ops import random as R
 from kernelgraph.ops.indexing import normalize_index
 from kernelgraph.ops.registry import OPS
-from tests.test_ops import BOOL, F32, F64, I32, I64, arrays, assert_same, small_shapes
+from tests.test_ops import (
+    BOOL,
+    F32,
+    F64,
+    I32,
+    I64,
+    arrays,
+    assert_same,
+    run_cuda,
+    small_shapes,
+    to_device,
+)
 
 FEW = settings(max_examples=8)
 CUDA = {**CI.FORWARDS, **CR.FORWARDS}
@@ -35,23 +46,6 @@ NUMERIC = (F32, F64, I32, I64)
 
 
 # -- helpers ---------------------------------------------------------------------------------
-def on_device(a) -> bool:
-    return core.is_device_array(a)
-
-
-def to_dev(a):
-    return core.to_device(a) if isinstance(a, np.ndarray) else a
-
-
-def run_cuda(name, *args, **attrs) -> np.ndarray:
-    """The CUDA forward of ``name`` on device copies of the array ``args``, checked to be a
-    new C-contiguous device array, back on the host."""
-    out = CUDA[name](*[to_dev(a) for a in args], **attrs)
-    assert on_device(out), f"{name}: returned {type(out).__name__}, not a device array"
-    assert out.is_c_contiguous(), f"{name}: output is not C-contiguous"
-    return core.to_host(out)
-
-
 def check(name, *args, **attrs) -> np.ndarray:
     """CUDA forward == CPU forward, bit for bit (dtype, shape and every byte)."""
     got = run_cuda(name, *args, **attrs)
@@ -64,7 +58,7 @@ def check_error(name, *args, **attrs):
     """Both forwards raise the same exception type with the same message."""
     with pytest.raises(Exception) as cpu:
         OPS[name].forward(*args, **attrs)
-    dev_args = [to_dev(a) for a in args]
+    dev_args = [to_device(a) for a in args]
     with pytest.raises(cpu.type) as dev:
         CUDA[name](*dev_args, **attrs)
     assert str(dev.value) == str(cpu.value)

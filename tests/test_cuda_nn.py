@@ -22,7 +22,7 @@ from kernelgraph.kernels.cuda import core
 from kernelgraph.kernels.cuda import linalg as CL
 from kernelgraph.kernels.cuda import nn as CN
 from kernelgraph.ops.registry import OPS
-from tests.test_ops import BOOL, F32, F64, I32, I64, arrays, assert_same
+from tests.test_ops import BOOL, F32, F64, I32, I64, arrays, assert_same, run_cuda, to_device
 from tests.test_ops_conv import conv_cases, pool_cases
 
 FEW = settings(max_examples=5)
@@ -31,23 +31,6 @@ EPS = {F32: 2.0 ** -23, F64: 2.0 ** -52}
 
 
 # -- helpers ---------------------------------------------------------------------------------
-def on_device(a) -> bool:
-    return core.is_device_array(a)
-
-
-def to_dev(a):
-    return core.to_device(a) if isinstance(a, np.ndarray) else a
-
-
-def run_cuda(name, *args, **attrs) -> np.ndarray:
-    """The CUDA forward of ``name`` on device copies of the array ``args``, checked to be a
-    new C-contiguous device array, back on the host."""
-    out = CUDA[name](*[to_dev(a) for a in args], **attrs)
-    assert on_device(out), f"{name}: returned {type(out).__name__}, not a device array"
-    assert out.is_c_contiguous(), f"{name}: output is not C-contiguous"
-    return core.to_host(out)
-
-
 def check(name, *args, terms=1, exact=False, **attrs) -> np.ndarray:
     """CUDA forward == CPU forward: same dtype and shape; integer values (and ``exact``
     results) bit for bit, floats within a few roundings of sums of ``terms`` products."""
@@ -70,7 +53,7 @@ def check_error(name, *args, **attrs):
     """Both forwards raise the same exception type with the same message."""
     with pytest.raises(Exception) as cpu:
         OPS[name].forward(*args, **attrs)
-    dev_args = [to_dev(a) for a in args]
+    dev_args = [to_device(a) for a in args]
     with pytest.raises(cpu.type) as dev:
         CUDA[name](*dev_args, **attrs)
     assert str(dev.value) == str(cpu.value)
@@ -125,8 +108,8 @@ def test_gemm_transposed_operands(trans_a, trans_b):
     a, b = rand((2, 9, 6), F64, 7), rand((6, 11), F64, 8)  # the logical operands
     stored_a = np.ascontiguousarray(np.swapaxes(a, -1, -2)) if trans_a else a
     stored_b = np.ascontiguousarray(b.T) if trans_b else b
-    got = CL.gemm(to_dev(stored_a), to_dev(stored_b), trans_a=trans_a, trans_b=trans_b)
-    assert on_device(got) and got.is_c_contiguous()
+    got = CL.gemm(to_device(stored_a), to_device(stored_b), trans_a=trans_a, trans_b=trans_b)
+    assert core.is_device_array(got) and got.is_c_contiguous()
     np.testing.assert_allclose(core.to_host(got), a @ b, rtol=1e-12, atol=1e-12)
 
 
@@ -308,5 +291,5 @@ def test_global_avg_pool2d(shape):
 
 def test_global_avg_pool2d_needs_rank_4():
     with pytest.raises(ShapeError):
-        CUDA["global_avg_pool2d"](to_dev(np.zeros((2, 3, 4), F32)))
+        CUDA["global_avg_pool2d"](to_device(np.zeros((2, 3, 4), F32)))
     check_error("global_avg_pool2d", np.zeros((2, 3, 4), F32))

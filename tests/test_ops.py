@@ -177,6 +177,25 @@ GRAD_TOL = {F32: {"rtol": 1e-4, "atol": 1e-5}, F64: {"rtol": 1e-9, "atol": 1e-11
 _check_count = itertools.count()
 
 
+def to_device(v):
+    """A host array copied to the CUDA device (numbers stay numbers)."""
+    from kernelgraph.kernels.cuda import core
+
+    return core.to_device(v) if isinstance(v, np.ndarray) else v
+
+
+def run_cuda(name, *args, **attrs) -> np.ndarray:
+    """The CUDA forward of op ``name`` on device copies of ``args``, checked to return a new
+    C-contiguous device array, copied back to the host."""
+    from kernelgraph.kernels.cuda import FORWARDS
+
+    out = FORWARDS[name](*[to_device(a) for a in args], **attrs)
+    assert kg.devices.is_cuda_array(out), f"{name}: returned {type(out).__name__}, not a " \
+        "device array"
+    assert out.is_c_contiguous(), f"{name}: output is not C-contiguous"
+    return out.copy_to_host()
+
+
 def _maybe_on_cuda(fn, args, diff, cpu_out, cpu_grads, w, ph):
     if CUDA and next(_check_count) % CUDA_EVERY == 0:
         check_on_cuda(fn, args, diff, cpu_out, cpu_grads, w, ph)

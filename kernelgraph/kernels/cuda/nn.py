@@ -67,6 +67,21 @@ def group_max(buf, t, lane, group, v):
     return _group_reduce(buf, t, lane, group, v, True)
 
 
+@cuda.jit(device=True)
+def _row_max_and_sum(x, start, n, t, lane, group, maxes, sums, lowest):
+    """(m, sum of exp(x - m)) over ``x[start:start + n]``, m its maximum, computed by one
+    thread group (the stable log-sum-exp's two parts; every thread of the block calls it)."""
+    m = lowest
+    for k in range(lane, n, group):
+        if x[start + k] > m:
+            m = x[start + k]
+    m = group_max(maxes, t, lane, group, m)
+    s = 0.0
+    for k in range(lane, n, group):
+        s += math.exp(x[start + k] - m)
+    return m, group_sum(sums, t, lane, group, s)
+
+
 def row_launch(nrows: int, length: int) -> tuple[int, int, int]:
     """(blocks, threads, group) for ``nrows`` rows of ``length`` elements, one group each."""
     group = 1
@@ -98,15 +113,7 @@ def _softmax_kernels(dtype: np.dtype):
             row = first + t // group
             start = row * length
             n = length if row < nrows else 0
-            m = lowest
-            for k in range(lane, n, group):
-                if x[start + k] > m:
-                    m = x[start + k]
-            m = group_max(maxes, t, lane, group, m)
-            s = 0.0
-            for k in range(lane, n, group):
-                s += math.exp(x[start + k] - m)
-            s = group_sum(sums, t, lane, group, s)
+            m, s = _row_max_and_sum(x, start, n, t, lane, group, maxes, sums, lowest)
             if n == 0:
                 continue  # an idle group (past the last row): no log(0)
             ls = math.log(s)
@@ -196,15 +203,7 @@ def _xent_kernel(dtype: np.dtype):
                 cuda.atomic.min(bad, 0, src)
             start = src * classes
             n = classes if ok else 0
-            m = lowest
-            for k in range(lane, n, group):
-                if logits[start + k] > m:
-                    m = logits[start + k]
-            m = group_max(maxes, t, lane, group, m)
-            s = 0.0
-            for k in range(lane, n, group):
-                s += math.exp(logits[start + k] - m)
-            s = group_sum(sums, t, lane, group, s)
+            m, s = _row_max_and_sum(logits, start, n, t, lane, group, maxes, sums, lowest)
             if not ok:
                 continue
             ls = math.log(s)

@@ -214,12 +214,10 @@ def transfer(x, dev: Device):
     here = device_of(x)
     if here == dev:
         return x
-    if dev.type == "cuda":
+    if dev.type == "cuda":  # from the host (a GPU-to-GPU copy is refused by require: one GPU)
         require(dev)
         from .kernels.cuda import core
 
-        if here.type == "cuda":
-            return x
         return core.to_device(np.asarray(x))
     return x.copy_to_host()
 

@@ -204,6 +204,13 @@ class Tensor:
         for a in args:
             if isinstance(a, devices.Device) or (isinstance(a, str) and _is_device_name(a)):
                 device = a
+            elif isinstance(a, str):
+                try:
+                    dtype = D.as_dtype(a)
+                except TypeError:
+                    raise TypeError(f"Tensor.to() expects a device ('cpu', 'cuda', 'cuda:0') "
+                                    f"or a dtype (kg.float32, 'float64' ...), got {a!r}") \
+                        from None
             else:
                 dtype = a
         out = self

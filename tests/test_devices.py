@@ -79,6 +79,9 @@ def test_to_takes_device_and_dtype_like_pytorch():
     assert x.to(kg.float32).device == "cpu"
     assert x.to(device="cuda").device == CUDA
     assert x.cuda(0).device == CUDA
+    assert x.to("float64").dtype == kg.float64
+    with pytest.raises(TypeError, match=r"a device \('cpu', 'cuda', 'cuda:0'\) or a dtype"):
+        x.to("tpu")
 
 
 def test_gradients_of_cuda_leaves_stay_on_cuda_and_accumulate():

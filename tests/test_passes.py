@@ -91,6 +91,7 @@ def test_skip_passes_and_unknown_names():
         assert sess.explain(y).passes == []
     with pytest.raises(ValueError, match=r"unknown passes \['fusion'\]"):
         kg.Session(g, skip_passes=("fusion",))
+    assert kg.Session(g, skip_passes="cse").skip_passes == ("cse",)  # one name as a string
 
 
 def test_fusion_makes_one_kernel_per_group_with_the_same_bits(tmp_path, monkeypatch):

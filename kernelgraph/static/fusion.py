@@ -27,7 +27,9 @@ import tempfile
 
 import numpy as np
 
+from .. import dtypes as D
 from ..ops.registry import Op
+from .passes import _clone
 
 # Elementwise ops with a scalar body in kernels/cpu.py (cast, pow on ints, *_like are not
 # fused: their CPU forwards do more than apply the body).
@@ -121,8 +123,6 @@ def _cast(name: str, x, consumer) -> str:
 def _compute_dtype(n):
     """The dtype the single-op loop of ``n`` runs in: its output dtype, except comparisons
     (inputs promoted together, output bool) and where (its value operands)."""
-    from .. import dtypes as D
-
     if n.op.name in _SCALAR_NAMES:
         return D.promote(n.inputs[0].dtype, n.inputs[1].dtype)
     return n.dtype
@@ -218,15 +218,11 @@ def fuse(program, fetched_ids: set) -> tuple[list, list, list]:
 
 
 def _rewired(n, replaced):
-    from .passes import _clone
-
     inputs = tuple(replaced.get(id(i), i) for i in n.inputs)
     return n if inputs == n.inputs else _clone(n, inputs)
 
 
 def _fused_node(root, leaves, kernel):
-    from .passes import _clone
-
     # Named by its source's hash: groups with the same code share one kernel.
     op = Op(f"fused_{kernel.key[:8]}", kernel, None, None,
             doc="A group of elementwise ops run as one generated kernel.")

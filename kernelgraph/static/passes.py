@@ -330,12 +330,19 @@ PASSES = {
 ORDER = ("prune", *PASSES)
 
 
+def check_pass_names(names) -> tuple:
+    """``names`` as a tuple of known pass names (one name may be given as a string)."""
+    names = (names,) if isinstance(names, str) else tuple(names)
+    unknown = set(names) - set(ORDER)
+    if unknown:
+        raise ValueError(f"unknown passes {sorted(unknown)}; the passes are {list(ORDER)}")
+    return names
+
+
 def optimize(fetches, feeds, skip=()) -> tuple[Program, list]:
     """Run the passes in :data:`ORDER` (except those named in ``skip``) on the subgraph of
     ``fetches``; returns the program and one :class:`PassResult` per pass."""
-    unknown = set(skip) - set(ORDER)
-    if unknown:
-        raise ValueError(f"unknown passes {sorted(unknown)}; the passes are {list(ORDER)}")
+    check_pass_names(skip)
     start = time.perf_counter()
     program = prune(fetches, feeds)
     graph = fetches[0].graph if fetches else None

@@ -317,10 +317,9 @@ class Session:
         # The compiler passes (kernelgraph.static.passes) run on each fetched subgraph;
         # optimize=False or skip_passes=("cse", ...) switches them off to compare.
         self.optimize = optimize
-        self.skip_passes = tuple(skip_passes)
+        self.skip_passes = passes.check_pass_names(skip_passes)
         # Check every float value for NaN/Inf as it is made and name the first culprit.
         self.check_numerics = check_numerics
-        passes.optimize([], [], self.skip_passes)  # unknown pass names fail here
         self._store: dict = {}
         self._plans: dict = {}
         self._closed = False

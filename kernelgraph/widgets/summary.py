@@ -14,6 +14,7 @@ import os
 import numpy as np
 
 from .. import devices
+from ..eager import Tensor
 from ..graph import _cell_name, shape_str
 
 MAX_ITEMS = 16  # arrays with more elements are described by their statistics
@@ -23,9 +24,8 @@ MAX_CHARS = 120
 def _array(value):
     if value is None:
         return None
-    data = getattr(value, "data", None)  # a kg.Tensor holds its array in .data
-    if data is not None and not isinstance(data, memoryview):
-        value = data
+    if isinstance(value, Tensor):
+        value = value.data
     try:
         return devices.to_numpy(value)  # a GPU value is copied to the host to be shown
     except Exception:  # noqa: BLE001 - anything that is not array-like has no summary

@@ -980,7 +980,8 @@ CASES = (
          "sess.run(y, feed_dict={x: x0}) with y = chain(x), x a (16,) float32 placeholder.",
          lambda: reference_chain(CHAIN_INPUT),
          {"kernelgraph": _session_chain_kg, "numpy": _session_chain_np,
-          "torch": NO_SESSION_TORCH, "tensorflow": _session_chain_tf}),
+          "torch": NO_SESSION_TORCH, "tensorflow": _session_chain_tf},
+         Target(max_us=15.0)),
     Case("5", "graph construction, 100-op chain", "us/node",
          "A fresh graph, a placeholder and chain(x), per node of the graph built (each "
          "scalar op also adds a constant node).",

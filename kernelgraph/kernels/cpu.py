@@ -263,6 +263,24 @@ def reduce_sum(x: ndarray, axis=None, keepdims=False) -> ndarray:
     return acc.astype(out_dt, copy=False).reshape(out_shape)
 
 
+def sum_leading(x: ndarray, lead: int) -> ndarray:
+    """``x`` (floating point) summed over its first ``lead`` axes: ``reduce_sum(x,
+    range(lead))`` with the same kernel and order, for the bias-gradient hot path."""
+    a2, form = _as_2d(x, tuple(range(lead)))
+    acc = np.zeros(a2.shape[1] if form == "cols" else a2.shape[0], np.float64)
+    (_sum_cols if form == "cols" else _sum_rows)(a2, acc)
+    return acc.astype(x.dtype).reshape(x.shape[lead:])
+
+
+@njit(cache=True)
+def sum_rows_2d(a):
+    """A 2-D float matrix summed over its rows (axis 0), accumulated in float64 in row order
+    like :func:`reduce_sum`, returned in ``a``'s dtype: a bias gradient in one call."""
+    acc = np.zeros(a.shape[1], np.float64)
+    _sum_cols(a, acc)
+    return acc.astype(a.dtype)
+
+
 def reduce_mean(x: ndarray, axis=None, keepdims=False) -> ndarray:
     axes = normalize_axes(axis, x.ndim)
     count = 1
@@ -334,7 +352,19 @@ def _matmul_batched_blas(a, b, out):
         np.dot(a[i], b[i], out[i])
 
 
+@njit(cache=True)
+def _matmul_2d_blas(a, b, out):
+    np.dot(a, b, out)
+
+
 _BLAS_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def _blas_layout(x: ndarray) -> ndarray:
+    """``x`` itself when BLAS can read it (C or Fortran order: a transposed matrix is
+    passed with BLAS's transpose flag, not copied), else a C-ordered copy."""
+    flags = x.flags
+    return x if flags.c_contiguous or flags.f_contiguous else np.ascontiguousarray(x)
 
 
 def matmul_shape(sa: tuple, sb: tuple) -> tuple:
@@ -348,7 +378,23 @@ def matmul_shape(sa: tuple, sb: tuple) -> tuple:
     return (*batch, sa[-2], sb[-1])
 
 
+def matmul_2d(a: ndarray, b: ndarray) -> ndarray:
+    """``a @ b`` for non-empty 2-D float matrices of one dtype whose shapes are known to fit
+    (a compiled plan checked them): :func:`matmul` without its checks."""
+    out = np.empty((a.shape[0], b.shape[1]), a.dtype)
+    _matmul_2d_blas(_blas_layout(a), _blas_layout(b), out)
+    return out
+
+
 def matmul(a: ndarray, b: ndarray) -> ndarray:
+    # The common case first, with no broadcasting bookkeeping: for small matrices (a batch-1
+    # MLP layer) that bookkeeping cost ten times the product itself.
+    if a.ndim == 2 and b.ndim == 2 and a.dtype in _BLAS_DTYPES and b.dtype == a.dtype:
+        (m, k), n = a.shape, b.shape[1]
+        if k == b.shape[0] and m and n and k:
+            out = np.empty((m, n), a.dtype)
+            _matmul_2d_blas(_blas_layout(a), _blas_layout(b), out)
+            return out
     shape = matmul_shape(a.shape, b.shape)
     batch = shape[:-2]
     m, k, n = a.shape[-2], a.shape[-1], b.shape[-1]
@@ -447,6 +493,51 @@ def _check_xent(logits: ndarray, labels: ndarray):
         raise TypeError(f"labels must be integers (class indices), got {labels.dtype}")
     if logits.shape[1] == 0:
         raise ValueError("logits must have at least one class")
+
+
+@njit(cache=True)
+def _sparse_xent_grad_rows(logits, labels, g, grad):
+    """(softmax(logits) - one_hot(labels)) * g[:, None] row by row; -1, or the first row
+    whose label is out of range. Each value is rounded to the logits' dtype before it is
+    scaled, exactly as computing the gradient and then multiplying by g would."""
+    c = logits.shape[1]
+    for i in range(logits.shape[0]):
+        lab = labels[i]
+        if lab < 0 or lab >= c:
+            return i
+        m = logits[i, 0]
+        for k in range(1, c):
+            if logits[i, k] > m:
+                m = logits[i, k]
+        s = 0.0
+        for k in range(c):
+            s += math.exp(logits[i, k] - m)
+        ls = math.log(s)
+        for k in range(c):
+            grad[i, k] = math.exp(logits[i, k] - m - ls)
+        grad[i, lab] -= 1.0
+        for k in range(c):
+            grad[i, k] *= g[i]
+    return -1
+
+
+def sparse_softmax_cross_entropy_grad(logits: ndarray, labels: ndarray, g: ndarray) -> ndarray:
+    """The gradient of the per-row loss scaled by the incoming gradient ``g`` (batch,)."""
+    _check_xent(logits, labels)
+    logits = np.ascontiguousarray(logits)
+    if labels.dtype != np.int64:
+        labels = labels.astype(np.int64)
+    g = np.asarray(g)
+    if g.shape != logits.shape[:1] or g.dtype != logits.dtype:
+        # Any other g broadcasts as NumPy would against (batch, 1), possibly adding rows.
+        _, grad = sparse_softmax_cross_entropy(logits, labels, want_grad=True)
+        return np.multiply(grad, np.reshape(g, (-1, 1)), dtype=grad.dtype)
+    grad = np.empty_like(logits)
+    bad = _sparse_xent_grad_rows(logits, labels, g, grad)
+    if bad >= 0:
+        raise ValueError(f"Received a label value of {labels[bad]} which is outside the valid "
+                         f"range of [0, {logits.shape[1]}) (row {bad})")
+    return grad
 
 
 def sparse_softmax_cross_entropy(logits, labels, want_grad=False):

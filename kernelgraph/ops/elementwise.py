@@ -80,6 +80,7 @@ def _unary_forward(kernel, compute):
                 return out if type(out) is ndarray else np.asarray(out)
         return _call_kernel(kernel, compute, (x,))
 
+    forward.kernel = kernel  # a compiled plan calls the ufunc loops directly
     return forward
 
 

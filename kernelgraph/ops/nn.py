@@ -71,9 +71,8 @@ def _xent_grad(g, out, needs, attrs, logits, labels):
 
 
 def _xent_grad_forward(logits, labels, g):
-    _, grad = cpu.sparse_softmax_cross_entropy(_to(logits, _floating(logits.dtype)),
-                                               np.asarray(labels), want_grad=True)
-    return np.multiply(grad, np.reshape(g, (-1, 1)), dtype=grad.dtype)
+    return cpu.sparse_softmax_cross_entropy_grad(_to(logits, _floating(logits.dtype)),
+                                                 np.asarray(labels), g)
 
 
 def _no_second_derivative(gg, out, needs, attrs, *inputs):

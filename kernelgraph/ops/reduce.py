@@ -107,6 +107,10 @@ def _sum_to_like_forward(g, like):
     lead = g.ndim - len(shape)
     if lead < 0:
         raise ValueError(f"cannot sum a gradient of shape {g.shape} to shape {shape}")
+    if g.shape[lead:] == shape and g.dtype.kind == "f":
+        # A bias's gradient: sum over the leading (batch) axes only. This is what the general
+        # path below computes too, by the same kernel, without its bookkeeping.
+        return cpu.sum_leading(g, lead)
     axes = list(range(lead)) + [lead + i for i, d in enumerate(shape)
                                 if d == 1 and g.shape[lead + i] != 1]
     return cpu.reduce_sum(g, tuple(axes), True).reshape(shape) if axes else g.reshape(shape)

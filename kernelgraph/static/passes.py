@@ -11,17 +11,20 @@
 ...     z = kg.relu(x * scale)                               # the same as y's relu: merged
 ...     unused = kg.exp(x)                                   # not fetched: pruned
 >>> with kg.Session(g) as sess:
-...     print(sess.explain([y, z], feed_dict={x: None}).summary())
+...     print(sess.explain([y, z], feed_dict={x: [[1.0, -2.0, 3.0]]}).summary())
 prune            11 -> 10 nodes
+specialize       10 -> 10 nodes  10 of 10 shapes known
 fold_constants   10 -> 10 nodes  folded mul
 simplify         10 -> 9 nodes  mul_2 -> relu
 cse              9 -> 7 nodes  mul_3 -> mul_1, relu_1 -> relu
 fuse             7 -> 6 nodes  relu <- mul_1
 dce              6 -> 3 nodes
 
-Node counts include the constants that Python numbers became; nodes a rewrite orphaned stay
-until ``dce`` removes them. What is left: ``x``, the folded constant 6, and one generated
-kernel computing ``relu(x * 6)`` in a single loop, fetched twice.
+A plan is compiled per feed signature: ``specialize`` gives every node its concrete shape for
+the fed shapes (here ``x`` is ``(1, 3)``), which lets later passes remove what only unknown
+shapes needed. Node counts include the constants that Python numbers became; nodes a
+rewrite orphaned stay until ``dce`` removes them. What is left: ``x``, the folded constant 6,
+and one generated kernel computing ``relu(x * 6)`` in a single loop, fetched twice.
 
 A *program* is the fetched subgraph: nodes in a topological order, the fetches and the fed
 nodes. A pass never changes the user's graph: it returns new nodes where it rewrites
@@ -38,13 +41,17 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..graph import Node
+from ..errors import ShapeError
+from ..graph import Node, describe_location, shape_str
 from .variables import STATEFUL
 
 FOLD_MAX_ELEMENTS = 1 << 20  # larger results stay computed at run time (TF limits this too)
-_RANDOM = ("random_normal", "random_uniform", "dropout_mask")
+RANDOM = ("random_normal", "random_uniform", "dropout_mask")
 _ASSIGNS = ("assign", "assign_add", "assign_sub")
-_KEEP = frozenset(op.name for op in STATEFUL) | frozenset(_RANDOM) | {"to_device"}
+_KEEP = frozenset(op.name for op in STATEFUL) | frozenset(RANDOM) | {"to_device"}
+# Control flow (ops/control.py) runs whole sub-graphs, which may draw random numbers, and
+# its value is a tuple: never folded into a constant or merged with a twin.
+_KEEP = _KEEP | {"cond", "while_loop", "while_grad"}
 
 
 @dataclass
@@ -54,6 +61,8 @@ class Program:
     nodes: list
     fetches: list
     feeds: frozenset  # ids of the fed nodes (they are inputs: never computed or rewritten)
+    # The shapes of this run's fed values, by node id, when the plan is specialised to them.
+    feed_shapes: dict | None = None
 
 
 @dataclass
@@ -65,6 +74,8 @@ class PassResult:
     after: int
     changes: list = field(default_factory=list)  # short texts: "folded mul", "a -> b"
     seconds: float = 0.0
+    nodes: list = field(default_factory=list, repr=False)  # the program after this pass
+    fetches: list = field(default_factory=list, repr=False)
 
 
 @dataclass
@@ -76,6 +87,11 @@ class Explanation:
     after: list
     source: str
     compile_seconds: float
+    memory: object = None  # the plan's memory.MemoryPlan (None for a traced plan)
+    # One run of the plan (the best of three), measured when it has no side effects (no
+    # assigns, no random draws) and the fed values were given; else None.
+    run_seconds: float | None = None
+    skipped: tuple = ()  # passes switched off (Session(skip_passes=...))
 
     def summary(self) -> str:
         """One line per pass: node counts and (the first few) changes."""
@@ -86,16 +102,30 @@ class Explanation:
             lines.append(f"{r.name:<16} {r.before} -> {r.after} nodes  {shown}".rstrip())
         return "\n".join(lines)
 
+    def timing(self) -> str:
+        """Compile time against run time: how many runs pay for the compilation."""
+        text = f"compiled in {self.compile_seconds * 1e3:.2f} ms"
+        if self.run_seconds:
+            text += (f"; one run takes {self.run_seconds * 1e6:.1f} us (compiling costs "
+                     f"{self.compile_seconds / self.run_seconds:.0f} runs)")
+        return text
+
     @property
     def kernels(self) -> dict:
         """The generated source of each fused kernel, by the name of the node it computes."""
         return {n.name: n.op.forward.source for n in self.after
                 if hasattr(n.op.forward, "members")}
 
+    def _repr_mimebundle_(self, include=None, exclude=None) -> dict:
+        """Notebooks draw the compiler view (kernelgraph.widgets.compiler)."""
+        from ..widgets.compiler import explanation_bundle
+
+        return explanation_bundle(self)
+
     def __str__(self):
         fused = "".join(f"\n# {name}\n{src}" for name, src in self.kernels.items())
-        return (f"{self.summary()}\ncompiled in {self.compile_seconds * 1e3:.2f} ms\n\n"
-                f"{self.source}{fused}")
+        memory = f"\nmemory: {self.memory.summary()}" if self.memory is not None else ""
+        return f"{self.summary()}\n{self.timing()}{memory}\n\n{self.source}{fused}"
 
 
 # -- rewriting helpers ---------------------------------------------------------------------------
@@ -134,7 +164,7 @@ def _rewrite(program: Program, rule) -> tuple[Program, list]:
             present.add(id(out))
             nodes.append(out)
     fetches = [replaced.get(id(f), f) for f in program.fetches]
-    return Program(nodes, fetches, program.feeds), changes
+    return Program(nodes, fetches, program.feeds, program.feed_shapes), changes
 
 
 def _rewritable(n: Node) -> bool:
@@ -164,7 +194,7 @@ def _reads(n: Node):
 
 
 # -- the passes ----------------------------------------------------------------------------------
-def prune(fetches, feeds) -> Program:
+def prune(fetches, feeds, feed_shapes=None) -> Program:
     """The nodes a run of ``fetches`` needs, stopping at fed nodes (TF's subgraph extraction):
     everything else in the graph is left out."""
     fed = frozenset(id(n) for n in feeds)
@@ -178,18 +208,102 @@ def prune(fetches, feeds) -> Program:
             continue
         stack.extend(_reads(n))
         stack.extend(n.control_inputs)
-    return Program(sorted(seen.values(), key=lambda n: n.seq), list(fetches), fed)
+    return Program(sorted(seen.values(), key=lambda n: n.seq), list(fetches), fed, feed_shapes)
+
+
+def specialize(program: Program) -> tuple[Program, list]:
+    """Give every node the concrete shape it has for this run's fed shapes (a plan is made per
+    feed signature, as ``tf.function`` traces one per input signature). Placeholders declared
+    ``[None, 64]`` fed ``(32, 64)`` arrays make the whole batch dimension known, so the passes
+    after this one can drop what only unknown shapes needed (``sum_to_like`` of a gradient
+    that was not broadcast) and fold what depends on shapes alone (``ones_like``). A shape
+    that cannot work is reported here, naming the node and its line, before anything runs."""
+    shapes = program.feed_shapes
+    if shapes is None:
+        return program, []
+    concrete: dict[int, tuple] = {}
+
+    def shape_of(n):
+        return concrete.get(id(n), n.shape)
+
+    nodes, replaced, changes = [], {}, []
+    for n in program.nodes:
+        inputs = tuple(replaced.get(id(i), i) for i in n.inputs)
+        controls = tuple(replaced.get(id(c), c) for c in n.control_inputs)
+        if id(n) in program.feeds:
+            shape = tuple(shapes[id(n)])
+        elif n.op.name in _ASSIGNS:
+            shape = _checked_assign(n, shape_of(inputs[1]))
+        elif not n.inputs or n.op.infer is None:
+            shape = n.shape  # a source (variable, constant, random): its shape is its own
+        else:
+            try:
+                shape, _ = n.op.infer([shape_of(i) for i in inputs],
+                                      [i.dtype for i in inputs], n.attrs or {})
+            except (ShapeError, TypeError, ValueError, IndexError) as e:
+                raise _shape_error(n, inputs, shape_of, e) from None
+        shape = n.shape if shape is None else tuple(shape)
+        if shape != n.shape or inputs != n.inputs or controls != n.control_inputs:
+            new = n if id(n) in program.feeds else _clone(n, inputs, shape=shape,
+                                                          control_inputs=controls)
+            if id(n) in program.feeds:
+                concrete[id(n)] = shape  # fed nodes stay themselves: the plan feeds them
+            else:
+                replaced[id(n)] = new
+                concrete[id(new)] = shape
+            n = new
+        nodes.append(n)
+    known = sum(1 for n in nodes if (s := shape_of(n)) is not None and None not in s)
+    changes.append(f"{known} of {len(nodes)} shapes known")
+    fetches = [replaced.get(id(f), f) for f in program.fetches]
+    return Program(nodes, fetches, program.feeds, shapes), changes
+
+
+def _checked_assign(n, value_shape):
+    var_shape = n.inputs[0].shape
+    if value_shape is not None and var_shape is not None and tuple(value_shape) != var_shape:
+        from ..errors import InvalidArgumentError
+
+        raise InvalidArgumentError(
+            f"Cannot assign a value of shape {shape_str(tuple(value_shape))} to variable "
+            f"'{n.inputs[0].name}' of shape {shape_str(var_shape)} (node '{n.name}')\n"
+            f"{describe_location(n.location) if n.location else ''}", node=n)
+    return var_shape
+
+
+def _shape_error(n, inputs, shape_of, error):
+    from ..errors import InvalidArgumentError
+
+    given = ", ".join(f"'{i.name}' {shape_str(shape_of(i))}" for i in inputs)
+    where = describe_location(n.location) if n.location else "  (unknown location)"
+    return InvalidArgumentError(
+        f"node '{n.name}' (op {n.op.name}) cannot take the fed shapes: {error}\n"
+        f"  inputs: {given}\n  the node was created at:\n{where}", node=n)
+
+
+# Inputs that an op reads only the shape (and dtype) of: with that shape known, the input
+# need not be computed first, e.g. the ``ones_like(loss)`` that starts every gradient.
+_SHAPE_ONLY = {"ones_like": (0,), "zeros_like": (0,), "broadcast_reduced": (1,),
+               "sum_to_like": (1,), "broadcast_like": (1,)}
+
+
+def _fold_input(n: Node, index: int, x: Node):
+    """The compile-time value ``n`` reads from its input ``x``, or None if it has none."""
+    if index in _SHAPE_ONLY.get(n.op.name, ()) and x.shape is not None and None not in x.shape:
+        return np.empty(x.shape, x.dtype)  # only its shape is read
+    return _const_value(x)
 
 
 def fold_constants(program: Program) -> tuple[Program, list]:
-    """Compute at compile time every CPU node whose inputs are all constants, with the op's
-    own kernel (so the value is bit-for-bit what the run would compute)."""
+    """Compute at compile time every CPU node whose inputs are all constants (or inputs whose
+    shape alone it needs, when that shape is known), with the op's own kernel (so the value is
+    bit-for-bit what the run would compute)."""
     from .build import const
 
     def rule(n, changes):
         if n.op.name == "const" or not _rewritable(n) or n.device.type != "cpu":
             return None
-        values = [_const_value(i) for i in n.inputs]
+        values = [_fold_input(n, k, i) for k, i in enumerate(n.inputs)]
         if not n.inputs or any(v is None for v in values):
             return None
         try:
@@ -213,9 +327,24 @@ def _is_filled(n: Node, fill) -> bool:
 
 
 def _same_result(n: Node, x: Node) -> bool:
-    """``x`` can stand for ``n``: same static shape (fully known rank), dtype and device."""
+    """``x`` can stand for ``n``: same dtype, device and fully known shape. Two unknown
+    dims are not provably equal (a ``(None, 2)`` gradient may be ``(5, 2)`` where the input
+    it is summed to is ``(1, 2)``): a plan specialised to its fed shapes knows them all."""
     return (n.shape is not None and x.shape == n.shape and x.dtype == n.dtype
-            and x.device == n.device)
+            and x.device == n.device and (None not in n.shape or _keeps_shape(n, x)))
+
+
+def _keeps_shape(n: Node, x: Node) -> bool:
+    """``n`` has ``x``'s shape by construction, unknown dims included: ``--x``, a transpose
+    pair, identity, cast, or arithmetic with a one-element constant of no higher rank."""
+    op = n.op.name
+    if op in ("neg", "transpose", "identity", "cast"):
+        return True
+    if op in ("mul", "add", "sub", "div"):
+        other = n.inputs[1] if n.inputs[0] is x else n.inputs[0]
+        c = _const_value(other)
+        return c is not None and c.size == 1 and x.ndim is not None and c.ndim <= x.ndim
+    return False
 
 
 def _perm(n: Node) -> tuple | None:
@@ -240,7 +369,8 @@ def _simplified(n: Node):
         candidates = [ins[0] for c in [ins[1]] if _is_filled(c, 0 if op == "sub" else 1)]
     elif op == "neg" and ins[0].op.name == "neg":
         candidates = [ins[0].inputs[0]]
-    elif op in ("identity", "reshape", "broadcast_to", "cast"):
+    elif op in ("identity", "reshape", "broadcast_to", "cast", "sum_to_like",
+                "broadcast_like"):
         candidates = [ins[0]]  # kept only when nothing changes (checked below)
     elif op == "transpose" and ins[0].op.name == "transpose":
         inner, outer = _perm(ins[0]), _perm(n)
@@ -255,8 +385,9 @@ def _simplified(n: Node):
 
 def simplify(program: Program) -> tuple[Program, list]:
     """Algebraic identities: ``x*1``, ``x+0``, ``x-0``, ``x/1``, ``--x``, a transpose undone
-    by a transpose, and identity / reshape / cast / broadcast_to that change nothing become
-    ``x`` (only where ``x`` has the very shape, dtype and device of the result)."""
+    by a transpose, and identity / reshape / cast / broadcast_to / sum_to_like that change
+    nothing become ``x`` (only where ``x`` has the very shape, dtype and device of the
+    result)."""
     def rule(n, changes):
         if not _rewritable(n) or not n.inputs:
             return None
@@ -308,7 +439,7 @@ def eliminate_common_subexpressions(program: Program) -> tuple[Program, list]:
 def eliminate_dead_code(program: Program) -> tuple[Program, list]:
     """Drop nodes that no fetch needs any more (orphaned by the passes before)."""
     kept = _reachable(program)
-    return Program(kept, program.fetches, program.feeds), []
+    return Program(kept, program.fetches, program.feeds, program.feed_shapes), []
 
 
 def fuse_elementwise(program: Program) -> tuple[Program, list]:
@@ -317,10 +448,11 @@ def fuse_elementwise(program: Program) -> tuple[Program, list]:
     from .fusion import fuse
 
     nodes, fetches, changes = fuse(program, {id(f) for f in program.fetches})
-    return Program(nodes, fetches, program.feeds), changes
+    return Program(nodes, fetches, program.feeds, program.feed_shapes), changes
 
 
 PASSES = {
+    "specialize": specialize,
     "fold_constants": fold_constants,
     "simplify": simplify,
     "cse": eliminate_common_subexpressions,
@@ -339,16 +471,18 @@ def check_pass_names(names) -> tuple:
     return names
 
 
-def optimize(fetches, feeds, skip=()) -> tuple[Program, list]:
+def optimize(fetches, feeds, skip=(), feed_shapes=None) -> tuple[Program, list]:
     """Run the passes in :data:`ORDER` (except those named in ``skip``) on the subgraph of
-    ``fetches``; returns the program and one :class:`PassResult` per pass."""
+    ``fetches``; returns the program and one :class:`PassResult` per pass. ``feed_shapes``
+    ({fed node id: shape}) specialises the program to one run's fed shapes."""
     check_pass_names(skip)
     start = time.perf_counter()
-    program = prune(fetches, feeds)
+    program = prune(fetches, feeds, feed_shapes)
     graph = fetches[0].graph if fetches else None
     total = len(graph.nodes) if graph is not None else len(program.nodes)
     results = [PassResult("prune", total, len(program.nodes),
-                          seconds=time.perf_counter() - start)]
+                          seconds=time.perf_counter() - start, nodes=program.nodes,
+                          fetches=program.fetches)]
     for name, run in PASSES.items():
         if name in skip:
             continue
@@ -356,5 +490,6 @@ def optimize(fetches, feeds, skip=()) -> tuple[Program, list]:
         before = len(program.nodes)
         program, changes = run(program)
         results.append(PassResult(name, before, len(program.nodes), changes,
-                                  time.perf_counter() - start))
+                                  time.perf_counter() - start, program.nodes,
+                                  program.fetches))
     return program, results

@@ -22,7 +22,7 @@ from ..dtypes import FLOATS
 from ..errors import FailedPreconditionError, InvalidArgumentError, OpError
 from ..graph import Node, describe_location, get_default_graph, shape_str
 from ..ops import add, sub
-from . import passes
+from . import bindings, memory, passes
 from .variables import (
     assign_add_op,
     assign_op,
@@ -45,17 +45,57 @@ def _literal(value) -> bool:
     return type(value) in _LITERALS
 
 
-class Plan:
-    """The compiled form of one ``Session.run`` signature (see module docstring)."""
+MAX_SPECIALIZED = 8  # plans per fetches/feeds pair; further feed shapes share a generic plan
+
+
+class PlanFamily:
+    """The plans of one (fetches, fed nodes) pair: one per feed signature (the fed values'
+    shapes; their dtypes are the placeholders'), so each is compiled for concrete shapes. A
+    pair fed more than :data:`MAX_SPECIALIZED` different shapes (a growing sequence length)
+    gets one generic plan for the rest, as ``tf.function(reduce_retracing=True)`` would."""
 
     def __init__(self, session, fetch_nodes, feed_nodes, traced=False):
+        self.session, self.fetch_nodes, self.feed_nodes = session, fetch_nodes, feed_nodes
+        self.traced = traced
+        self.converters = [_feed_converter(n) for n in feed_nodes]
+        self.plans: dict = {}
+        self.generic = None
+
+    def for_values(self, args) -> Plan:
+        """The plan for the converted feed values ``args``."""
+        key = tuple([a.shape for a in args])
+        plan = self.plans.get(key)
+        if plan is None:
+            if len(self.plans) < MAX_SPECIALIZED:
+                plan = self.plans[key] = Plan(self.session, self.fetch_nodes,
+                                              self.feed_nodes, self.traced, shapes=key)
+            else:
+                plan = self.generic_plan()
+        return plan
+
+    def generic_plan(self) -> Plan:
+        """The plan that works for every fed shape (compiled for the declared shapes)."""
+        if self.generic is None:
+            self.generic = Plan(self.session, self.fetch_nodes, self.feed_nodes, self.traced)
+        return self.generic
+
+
+class Plan:
+    """The compiled form of one ``Session.run`` signature (see module docstring).
+
+    ``shapes`` (one per fed node) specialises it to those fed shapes; None compiles it for
+    the placeholders' declared shapes, so it runs for any."""
+
+    def __init__(self, session, fetch_nodes, feed_nodes, traced=False, shapes=None):
         start = time.perf_counter()
         self.feed_nodes = feed_nodes
+        self.feed_shapes = shapes
         self.passes = None  # what each compiler pass did (None: not optimised)
         if session.optimize and not traced:
             # With check_numerics every node's value is checked, so none is fused away.
             skip = session.skip_passes + (("fuse",) if session.check_numerics else ())
-            program, self.passes = passes.optimize(fetch_nodes, feed_nodes, skip)
+            by_id = None if shapes is None else {id(n): s for n, s in zip(feed_nodes, shapes)}
+            program, self.passes = passes.optimize(fetch_nodes, feed_nodes, skip, by_id)
             self.order, self.fetch_nodes = program.nodes, program.fetches
         else:  # a traced run shows every node as written, so it is not optimised
             self.order, self.fetch_nodes = _required(fetch_nodes, feed_nodes), fetch_nodes
@@ -69,7 +109,6 @@ class Plan:
         for n in self.order:
             if n.device is not devices.CPU:
                 _check_device(n)
-        self.converters = [_feed_converter(n) for n in feed_nodes]
         self._generate(session, traced)
         self.compile_seconds = time.perf_counter() - start
 
@@ -82,8 +121,20 @@ class Plan:
         if traced:
             env.update(_now=time.perf_counter, _emit=trace.emit)
             body.append("_t0 = _now()")
+        # A traced run hands every value to listeners, who may keep it: nothing is reused.
+        ufuncs = {} if traced else {id(n): u for n in self.order
+                                    if (u := bindings.ufunc_of(n)) is not None}
+        self.memory = None if traced else memory.plan(
+            self.order, self.fetch_nodes, self.feed_nodes, lambda n: id(n) in ufuncs)
+        slots = self.memory.slots if self.memory else {}
+        in_place = self.memory.in_place if self.memory else {}
+        var_in_place = self.memory.variable_in_place if self.memory else ()
 
         checked = session.check_numerics
+        fed_shapes = dict(zip(map(id, self.feed_nodes), self.feed_shapes or ()))
+
+        def shape_of(node):
+            return fed_shapes.get(id(node), node.shape)
 
         def emit(node, line):
             body.append(f"{line:<44} # {node.name}")
@@ -100,21 +151,32 @@ class Plan:
         for n in self.order:
             if id(n) in names:
                 continue  # fed
-            v = names[id(n)] = f"v{n.seq}"
             on_cpu = n.device.type == "cpu"
             if n.op.name == "const":  # uploaded once per plan when placed on a GPU
+                v = names[id(n)] = f"c{n.seq}"
                 env[v] = n.attrs["value"] if on_cpu else devices.transfer(n.attrs["value"],
                                                                          n.device)
                 aliases.add(id(n))
                 continue
+            slot = slots.get(id(n))
+            v = f"v{n.seq}" if slot is None else f"s{slot}"
             if n.op is variable_op:
                 env[f"_var{n.seq}"] = n
+                names[id(n)] = v
                 emit(n, f"{v} = _store[_var{n.seq}]")
                 aliases.add(id(n))
             elif n.op in _ASSIGNS:
                 var, value = n.inputs
                 env[f"_var{n.seq}"] = var
                 val = names[id(value)]
+                names[id(n)] = v
+                if id(n) in var_in_place:  # w -= delta into w's own array
+                    fn = bindings.loop_name(n, add if n.op is assign_add_op else sub)
+                    env[fn] = ufuncs[id(n)]
+                    stored = f"_store[_var{n.seq}]"
+                    emit(n, f"{v} = {fn}({stored}, {val}, {stored})")
+                    aliases.add(id(n))
+                    continue
                 if id(value) in aliases:  # the variable gets its own array
                     env["_copy_cuda"] = _device_copy
                     val = f"{val}.copy()" if on_cpu else f"_copy_cuda({val})"
@@ -127,11 +189,28 @@ class Plan:
                     emit(n, f"{v} = _store[_var{n.seq}] = {fn}(_store[_var{n.seq}], {val})")
                 aliases.add(id(n))  # its value is the variable's own array
             elif n.op is no_op:
+                names[id(n)] = v
                 emit(n, f"{v} = None")
             else:
+                args = [names[id(i)] for i in n.inputs]
+                names[id(n)] = v
+                source = in_place.get(id(n))
+                if source is not None:  # written into its dying input's array
+                    fn = bindings.loop_name(n, n.op)
+                    env[fn] = ufuncs[id(n)]
+                    emit(n, f"{v} = {fn}({', '.join(args)}, {names[id(source)]})")
+                    continue
+                bound = None if traced else bindings.bound_call(n, args, shape_of)
+                if bound is not None:  # known shapes and dtypes: the lean kernel itself
+                    fn, function, expression = bound
+                    if fn is not None:
+                        env[fn] = function
+                    emit(n, f"{v} = {expression}")
+                    if n.op.view and id(n.inputs[0]) in aliases:
+                        aliases.add(id(n))
+                    continue
                 kernel = _kernel_name(n.op, n.device)
                 env[kernel] = devices.forward_for(n.op, n.device)
-                args = [names[id(i)] for i in n.inputs]
                 for key, value in (n.attrs or {}).items():
                     if _literal(value):
                         args.append(f"{key}={value!r}")
@@ -186,6 +265,19 @@ class Plan:
         return InvalidArgumentError(
             f"{type(error).__name__} in node '{node.name}' (op {op}): {error}\n"
             f"  inputs: {inputs}\n  the node was created at:\n{where}", node=node)
+
+
+def _timed(plan, args) -> float:
+    start = time.perf_counter()
+    plan.fn(*args)
+    return time.perf_counter() - start
+
+
+def _plan_for(family: PlanFamily, feed_dict) -> Plan:
+    values = list((feed_dict or {}).values())
+    if any(v is None for v in values):
+        return family.generic_plan()
+    return family.for_values([convert(v) for convert, v in zip(family.converters, values)])
 
 
 def _check_numerics(value, node):
@@ -332,19 +424,15 @@ class Session:
             raise RuntimeError("Attempted to use a closed Session.")
         feed_keys = tuple(feed_dict) if feed_dict else ()
         try:
-            key = (_fetch_key(fetches), feed_keys, trace.active)
-            entry = self._plans.get(key)
+            entry = self._plans.get((_fetch_key(fetches), feed_keys, trace.active))
         except TypeError:  # something unhashable in fetches: let _FetchSpec name it
-            key, entry = None, None
-        if entry is None:
-            entry = self._compile(fetches, feed_keys)
-            if key is not None:
-                self._plans[key] = entry
-        plan, spec = entry
+            entry = None
+        family, spec = entry or self._family(fetches, feed_keys)
         if feed_dict:
-            args = [convert(v) for convert, v in zip(plan.converters, feed_dict.values())]
+            args = [convert(v) for convert, v in zip(family.converters, feed_dict.values())]
         else:
             args = ()
+        plan = family.for_values(args)
         try:
             values = plan.fn(*args)
         except OpError:
@@ -356,22 +444,57 @@ class Session:
     def _compile(self, fetches, feed_keys):
         spec = _FetchSpec(self, fetches)
         feed_nodes = [self._as_graph_node(k, "Feed") for k in feed_keys]
-        return Plan(self, spec.nodes, feed_nodes, traced=trace.active), spec
+        return PlanFamily(self, spec.nodes, feed_nodes, traced=trace.active), spec
 
     def plan(self, fetches, feed_dict=None) -> Plan:
-        """The compiled plan ``run`` would use (``.source`` is the generated code)."""
-        return self._compile(fetches, tuple(feed_dict or ()))[0]
+        """The compiled plan ``run`` uses (``.source`` is the generated code): the one
+        specialised to the fed values' shapes, or, where a value is None (only the keys
+        matter), the generic plan for the placeholders' declared shapes."""
+        return _plan_for(self._family(fetches, tuple(feed_dict or ()))[0], feed_dict)
 
     def explain(self, fetches, feed_dict=None) -> passes.Explanation:
-        """What the compiler does to the subgraph of ``fetches`` (the keys of ``feed_dict``
-        are what is fed; values are not needed): each pass's node counts and changes, the
-        nodes before and after, the generated plan and the compile time."""
-        spec = _FetchSpec(self, fetches)
-        feed_nodes = [self._as_graph_node(k, "Feed") for k in tuple(feed_dict or ())]
-        plan = Plan(self, spec.nodes, feed_nodes)
-        before = passes.prune(spec.nodes, feed_nodes).nodes
+        """What the compiler does to the subgraph of ``fetches``: each pass's node counts and
+        changes, the nodes before and after, the generated plan, its memory plan, and the
+        compile time against the time of one run. With fed values, the plan is the one
+        specialised to their shapes (and one run is timed when it changes nothing: no
+        assigns, no random draws); with ``None`` values (``feed_dict={x: None}``) it is
+        the generic one."""
+        family, spec = self._family(fetches, tuple(feed_dict or ()))
+        plan = _plan_for(family, feed_dict)
+        before = passes.prune(spec.nodes, family.feed_nodes).nodes
+        run_seconds = None
+        values = list((feed_dict or {}).values())
+        if not any(v is None for v in values) and not any(
+                n.op in _ASSIGNS or n.op.name in passes.RANDOM for n in plan.order):
+            args = [convert(v) for convert, v in zip(family.converters, values)]
+            try:
+                run_seconds = min(_timed(plan, args) for _ in range(3))
+            except Exception:  # noqa: BLE001 - the run itself reports it; explain still works
+                run_seconds = None
         return passes.Explanation(plan.passes or [], before, plan.order, plan.source,
-                                  plan.compile_seconds)
+                                  plan.compile_seconds, plan.memory, run_seconds,
+                                  self.skip_passes if self.optimize else tuple(passes.ORDER))
+
+    def _family(self, fetches, feed_keys):
+        """The (plan family, fetch spec) ``run`` uses for these fetches and fed nodes."""
+        try:
+            key = (_fetch_key(fetches), feed_keys, trace.active)
+            entry = self._plans.get(key)
+        except TypeError:  # something unhashable in fetches: let _FetchSpec name it
+            key, entry = None, None
+        if entry is None:
+            entry = self._compile(fetches, feed_keys)
+            if key is not None:
+                self._plans[key] = entry
+        return entry
+
+    def step(self, fetches, feed_dict=None, optimize: bool = False):
+        """A :class:`~kernelgraph.static.stepper.Stepper`: this run, executed node by node
+        (``.step()``, ``.run_to(name)``, ``.run()``, ``.values``); the graph as written, or
+        the compiled order with ``optimize=True``."""
+        from .stepper import Stepper  # the logic lives there; this is the TF-style entry
+
+        return Stepper(self, fetches, feed_dict, optimize=optimize)
 
     def _as_graph_node(self, x, what):
         if isinstance(x, str):

@@ -238,6 +238,9 @@ def forward_for(op, dev: Device):
     try:
         return FORWARDS[op.name]
     except KeyError:
+        # Ops the compiler makes for one device (fused kernels) are their own forward there.
+        if getattr(op.forward, "device_type", None) == dev.type:
+            return op.forward
         raise NotImplementedError(f"op '{op.name}' has no CUDA kernel") from None
 
 

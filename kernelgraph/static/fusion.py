@@ -15,6 +15,13 @@ has, so a fused result has the same bits as the unfused one::
         t0 = float32(_mul(x0, x1))        # mul
         t1 = float32(_add(t0, x2))        # add
         return float32(_relu(t1))         # relu
+
+Groups placed on a CUDA device fuse the same way (a group never mixes devices): the same
+lines become a ``cuda.jit(device=True)`` function, each float intermediate wrapped in
+``keep(...)`` so the GPU compiler cannot contract a multiply and the next node's add into
+one fused multiply-add (see :mod:`kernelgraph.kernels.cuda.fused`), followed by the flat and
+strided kernels that map it over the broadcast operands. On a GPU numba caches those
+kernels on disk (``cache=True``); under the simulator they are compiled once per process.
 """
 
 from __future__ import annotations
@@ -27,6 +34,7 @@ import tempfile
 
 import numpy as np
 
+from .. import devices
 from .. import dtypes as D
 from ..ops.registry import Op
 from .passes import _clone
@@ -39,7 +47,8 @@ _FUSABLE = frozenset((
     "less", "less_equal", "greater", "greater_equal", "where", "pow"))
 _SCALAR_NAMES = {"equal": "_eq", "not_equal": "_ne", "less": "_lt", "less_equal": "_le",
                  "greater": "_gt", "greater_equal": "_ge"}
-_KERNELS: dict[str, np.ufunc] = {}  # source hash -> ufunc, for this process
+_KERNELS: dict[str, object] = {}  # source hash -> ufunc or CUDA kernel pair, this process
+_BODIES: list = []  # hash of kernels/cpu.py, computed once (see _bodies_version)
 
 
 def cache_dir() -> str:
@@ -50,14 +59,31 @@ def cache_dir() -> str:
 
 
 def fusable(n) -> bool:
-    """Whether ``n`` can be computed inside a fused kernel (any shape: the ufunc
-    broadcasts at run time)."""
-    if n.op.name not in _FUSABLE or n.device.type != "cpu" or n.control_inputs:
+    """Whether ``n`` can be computed inside a fused kernel (any shape: the kernel
+    broadcasts at run time), on the CPU or on a CUDA device this process can use.
+
+    >>> import kernelgraph as kg
+    >>> with kg.Graph().as_default():
+    ...     x = kg.placeholder(kg.float32, shape=[3])
+    ...     fusable(kg.exp(x)), fusable(kg.reduce_sum(x))
+    (True, False)
+    """
+    if n.op.name not in _FUSABLE or n.control_inputs or not _device_ok(n.device):
         return False
     if n.op.name == "pow" and n.dtype.kind != "f":
         return False  # integer powers check for negative exponents first
     if n.op.name == "where" and n.inputs[0].dtype.name != "bool":
         return False  # its forward converts a non-bool condition first
+    return True
+
+
+def _device_ok(dev) -> bool:
+    if dev.type == "cpu":
+        return True
+    try:  # left unfused, the plan reports an unusable device naming the user's node
+        devices.require(dev)
+    except devices.DeviceError:
+        return False
     return True
 
 
@@ -83,28 +109,85 @@ class FusedKernel:
 
 
 def generate(root, members: list, leaves: list) -> str:
-    """The source of the fused kernel for ``members`` (topological order, ``root`` last)
-    reading ``leaves`` as x0, x1, ..."""
+    """The source of the fused CPU kernel for ``members`` (topological order, ``root``
+    last) reading ``leaves`` as x0, x1, ..."""
+    sig = f"{_numba_type(root.dtype)}({', '.join(_numba_type(x.dtype) for x in leaves)})"
+    bodies = sorted({_scalar_body(n.op.name) for n in members})
+    return (f"# scalar bodies: kernelgraph/kernels/cpu.py {_bodies_version()}\n"
+            "from numba import float32, float64, int32, int64, njit, vectorize  # noqa\n"
+            "from kernelgraph.kernels import cpu\n\n"
+            + "".join(f"{b} = njit(cpu.{b})\n" for b in bodies) + "\n\n"
+            f"@vectorize([{sig!r}], cache=True)\n"
+            + _function(root, members, leaves, barrier=False))
+
+
+def generate_cuda(root, members: list, leaves: list) -> str:
+    """The source of the fused CUDA kernels for ``members`` (as :func:`generate`): the
+    group as a device function ``fused`` and the kernels that map it over the operands.
+
+    >>> import kernelgraph as kg
+    >>> with kg.Graph().as_default():
+    ...     x = kg.placeholder(kg.float32, shape=[None])
+    ...     y = kg.relu(x * 2.0)
+    >>> print(generate_cuda(y, [y.inputs[0], y], [x, y.inputs[0].inputs[1]])
+    ...       .split("@cuda.jit(device=True)")[1].split("@")[0].strip())
+    def fused(x0, x1):
+        t0 = keep(float32(_mul(x0, x1)))  # mul
+        return float32(_relu(t0))  # relu
+    """
+    from ..kernels.cuda import elementwise
+
+    bodies = sorted({_scalar_body(n.op.name) for n in members})
+    names = ", ".join(m.name for m in members)
+    return (f"# kernelgraph fused CUDA kernel: {_comment(names)}\n"
+            f"# scalar bodies: kernelgraph/kernels/cpu.py {_bodies_version()}\n"
+            "from numba import cuda, float32, float64, int32, int64  # noqa\n"
+            "from kernelgraph.kernels import cpu\n"
+            "from kernelgraph.kernels.cuda.fused import keep  # noqa\n\n"
+            + "".join(f"{b} = cuda.jit(device=True)(cpu.{b})\n" for b in bodies) + "\n\n"
+            "@cuda.jit(device=True)\n"
+            + _function(root, members, leaves, barrier=True) + "\n\n"
+            + elementwise.nary_kernel_source(len(leaves), "fused"))
+
+
+def _function(root, members: list, leaves: list, barrier: bool) -> str:
+    """``def fused(x0, ...)``: one line per member, each value in its node's dtype (as the
+    single-op loop stores it). ``barrier``: float intermediates go through ``keep``."""
     names = {id(x): f"x{i}" for i, x in enumerate(leaves)}
     args = ", ".join(names[id(x)] for x in leaves)
     body = []
     for k, n in enumerate(members):
         operands = ", ".join(_cast(names[id(i)], i, n) for i in n.inputs)
         value = f"{_scalar_body(n.op.name)}({operands})"
-        if n.dtype.name != "bool":  # as the single-op loop stores it: in the node's dtype
+        if n.dtype.name != "bool":
             value = f"{n.dtype.name}({value})"
         if n is root:
-            body.append(f"    return {value}  # {n.name}")
+            body.append(f"    return {value}  # {_comment(n.name)}")
         else:
+            if barrier and n.dtype in D.FLOATS:
+                value = f"keep({value})"
             names[id(n)] = f"t{k}"
-            body.append(f"    t{k} = {value}  # {n.name}")
-    sig = f"{_numba_type(root.dtype)}({', '.join(_numba_type(x.dtype) for x in leaves)})"
-    bodies = sorted({_scalar_body(n.op.name) for n in members})
-    return ("from numba import float32, float64, int32, int64, njit, vectorize  # noqa\n"
-            "from kernelgraph.kernels import cpu\n\n"
-            + "".join(f"{b} = njit(cpu.{b})\n" for b in bodies) + "\n\n"
-            f"@vectorize([{sig!r}], cache=True)\n"
-            f"def fused({args}):\n" + "\n".join(body) + "\n")
+            body.append(f"    t{k} = {value}  # {_comment(n.name)}")
+    return f"def fused({args}):\n" + "\n".join(body) + "\n"
+
+
+def _comment(text: str) -> str:
+    # Node names are the user's text: one line, so nothing can end the comment.
+    return text.replace("\r", " ").replace("\n", " ")
+
+
+def _bodies_version() -> str:
+    """A hash of kernels/cpu.py: numba's disk cache checks only the generated file's own
+    date, so a changed scalar body must change the generated source (and so its name)."""
+    if not _BODIES:
+        from ..kernels import cpu
+
+        try:
+            with open(cpu.__file__, "rb") as f:
+                _BODIES.append(hashlib.sha256(f.read()).hexdigest()[:12])
+        except OSError:
+            _BODIES.append("unknown")
+    return _BODIES[0]
 
 
 def _numba_type(dt) -> str:
@@ -133,8 +216,24 @@ def compile_source(source: str, members: list[str]) -> FusedKernel:
     key = hashlib.sha256(source.encode()).hexdigest()[:20]
     ufunc = _KERNELS.get(key)
     if ufunc is None:
-        ufunc = _KERNELS[key] = _load(key, source)
+        # The plain NumPy ufunc: cheaper to call than numba's wrapper.
+        ufunc = _KERNELS[key] = _load(f"fused_{key}", source).fused.ufunc
     return FusedKernel(key, source, ufunc, members)
+
+
+def compile_cuda_source(source: str, members: list[str], leaf_dtypes: tuple, out_dtype):
+    """Load the CUDA kernels in ``source`` (:func:`generate_cuda`), once per process: a
+    :class:`kernelgraph.kernels.cuda.fused.FusedCudaKernel`. numba compiles them on first
+    launch per argument types; on a GPU it keeps what it compiled on disk, next to the
+    generated file (``cache=True``), so another process does not compile again."""
+    from ..kernels.cuda.fused import FusedCudaKernel
+
+    key = hashlib.sha256(source.encode()).hexdigest()[:20]
+    pair = _KERNELS.get(key)
+    if pair is None:
+        module = _load(f"cuda_{key}", source)
+        pair = _KERNELS[key] = (module.flat, module.strided)
+    return FusedCudaKernel(key, source, pair, members, leaf_dtypes, out_dtype)
 
 
 def _writable_cache_dir() -> str:
@@ -152,20 +251,21 @@ def _writable_cache_dir() -> str:
     raise OSError("no writable folder for generated kernels; set KERNELGRAPH_CACHE")
 
 
-def _load(key: str, source: str):
+def _load(stem: str, source: str):
+    """The module in ``source``, imported from ``<cache>/<stem>.py`` (written first if new)."""
     folder = _writable_cache_dir()
-    path = os.path.join(folder, f"fused_{key}.py")
+    path = os.path.join(folder, f"{stem}.py")
     if not os.path.exists(path):  # written atomically: another process may read it now
         fd, tmp = tempfile.mkstemp(dir=folder, suffix=".tmp")
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(source)
         os.replace(tmp, path)
-    name = f"kernelgraph_fused_{key}"
+    name = f"kernelgraph_{stem}"
     spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module  # numba's cache locates functions through their module
     spec.loader.exec_module(module)
-    return module.fused.ufunc  # the plain NumPy ufunc: cheaper to call than numba's wrapper
+    return module
 
 
 def fuse(program, fetched_ids: set) -> tuple[list, list, list]:
@@ -176,15 +276,19 @@ def fuse(program, fetched_ids: set) -> tuple[list, list, list]:
         for i in n.inputs:
             consumers.setdefault(id(i), []).append(n)
     group_of: dict[int, int] = {}  # node id -> id of its group's root
+    root_nodes: dict[int, object] = {}
     for n in reversed(program.nodes):
         if id(n) in program.feeds or not fusable(n):
             continue
         users = consumers.get(id(n), [])
         roots = {group_of.get(id(u)) for u in users}
-        if (id(n) not in fetched_ids and users and len(roots) == 1 and None not in roots):
-            group_of[id(n)] = roots.pop()  # only its group reads it: computed inside
+        root = roots.pop() if len(roots) == 1 else None
+        if (id(n) not in fetched_ids and users and root is not None
+                and root_nodes[root].device == n.device):  # a kernel runs on one device
+            group_of[id(n)] = root  # only its group reads it: computed inside
         else:
             group_of[id(n)] = id(n)
+            root_nodes[id(n)] = n
     groups: dict[int, list] = {}
     for n in program.nodes:
         root = group_of.get(id(n))
@@ -207,8 +311,12 @@ def fuse(program, fetched_ids: set) -> tuple[list, list, list]:
             for i in m.inputs:
                 if id(i) not in inside and all(i is not x for x in leaves):
                     leaves.append(i)
-        source = generate(n, members, leaves)
-        kernel = compile_source(source, [m.name for m in members])
+        names = [m.name for m in members]
+        if n.device.type == "cpu":
+            kernel = compile_source(generate(n, members, leaves), names)
+        else:
+            kernel = compile_cuda_source(generate_cuda(n, members, leaves), names,
+                                         tuple(x.dtype for x in leaves), n.dtype)
         fused = _fused_node(n, [replaced.get(id(i), i) for i in leaves], kernel)
         replaced[id(n)] = fused
         nodes.append(fused)
@@ -219,11 +327,16 @@ def fuse(program, fetched_ids: set) -> tuple[list, list, list]:
 
 def _rewired(n, replaced):
     inputs = tuple(replaced.get(id(i), i) for i in n.inputs)
-    return n if inputs == n.inputs else _clone(n, inputs)
+    # Control inputs too: a kg.group of assigns must keep pointing at the rewired assigns.
+    controls = tuple(replaced.get(id(c), c) for c in n.control_inputs)
+    if inputs == n.inputs and controls == n.control_inputs:
+        return n
+    return _clone(n, inputs, control_inputs=controls)
 
 
 def _fused_node(root, leaves, kernel):
     # Named by its source's hash: groups with the same code share one kernel.
+    # On a CUDA device too the kernel is the op's forward (it says which device it is for).
     op = Op(f"fused_{kernel.key[:8]}", kernel, None, None,
             doc="A group of elementwise ops run as one generated kernel.")
     return _clone(root, tuple(leaves), op=op, attrs={})

@@ -180,9 +180,57 @@ def _ternary_kernels(fn):
     return flat, strided
 
 
-def _launch_map(kernels, out, operands, shapes):
-    """Run a (flat, strided) kernel pair: ``operands`` are device arrays (C-contiguous) whose
-    logical shapes (``()`` for numbers) broadcast to ``out``'s."""
+def nary_kernel_source(arity: int, fn: str = "f") -> str:
+    """Python source of the (flat, strided) kernel pair for ``out = fn(a0, ..., a{n-1})``.
+
+    The binary and ternary kernels above, written out for any number of operands (numba
+    kernels take no ``*args``). Generated fusion kernels embed this text in their module,
+    next to their scalar function ``fn``, so numba can cache them on disk (``cache=True``; the
+    simulator ignores it). The pair is launched by :func:`launch_map`.
+
+    >>> print(nary_kernel_source(1).splitlines()[1])
+    def flat(out, a0, k0):
+    """
+    if arity < 1:
+        raise ValueError(f"a kernel needs at least one operand, got arity {arity}")
+    a = [f"a{j}" for j in range(arity)]
+    ks = [f"k{j}" for j in range(arity)]
+    ss = [f"s{j}" for j in range(arity)]
+    offsets = [f"o{j}" for j in range(arity)]
+    loop = ("    start, step = cuda.grid(1), cuda.gridsize(1)\n"
+            "    for i in range(start, out.size, step):\n")
+    flat_call = ", ".join(f"{x}[i * {k}]" for x, k in zip(a, ks))
+    strided_call = ", ".join(f"{x}[{o} + j * {s}[0]]" for x, o, s in zip(a, offsets, ss))
+    # The strided walk of _offsets2/_offsets3: one division per coalesced dim, the outermost
+    # index needs none (rank >= 2 here; rank <= 1 takes the flat kernel).
+    return ("@cuda.jit(cache=True)\n"
+            f"def flat(out, {', '.join(a + ks)}):\n" + loop
+            + f"        out[i] = {fn}({flat_call})\n\n\n"
+            "@cuda.jit(cache=True)\n"
+            f"def strided(out, {', '.join(a)}, shape, {', '.join(ss)}):\n" + loop
+            + "        j = i\n"
+            + "".join(f"        {o} = 0\n" for o in offsets)
+            + "        for d in range(len(shape) - 1, 0, -1):\n"
+              "            m = shape[d]\n"
+              "            q = j // m\n"
+              "            r = j - q * m\n"
+            + "".join(f"            {o} += r * {s}[d]\n" for o, s in zip(offsets, ss))
+            + "            j = q\n"
+            + f"        out[i] = {fn}({strided_call})\n")
+
+
+def launch_map(kernels, out, operands, shapes):
+    """Run a (flat, strided) kernel pair over ``out`` (see the module docstring):
+    ``operands`` are C-contiguous device arrays, any number of them, whose logical shapes
+    ``shapes`` (``()`` for numbers) broadcast to ``out``'s. Returns ``out``.
+
+    >>> from kernelgraph.kernels.cuda import core
+    >>> a, b = core.to_device(np.arange(3.0)), core.to_device(np.ones((2, 1)))
+    >>> out = core.empty((2, 3), np.float64)
+    >>> launch_map(_binary_kernels(cpu._add), out, [a, b], [(3,), (2, 1)]).copy_to_host()
+    array([[1., 2., 3.],
+           [1., 2., 3.]])
+    """
     n = out.size
     strides = [core.broadcast_strides(s, out.shape) for s in shapes]
     shape, strides = coalesce(out.shape, strides)
@@ -215,7 +263,7 @@ def _map(kernels, compute, values, out_dtype=None):
         blocks, threads = core.launch(out.size)
         kernels[blocks, threads](core.flat(out), core.flat(operands[0]))
         return out
-    return _launch_map(kernels, out, operands, shapes)
+    return launch_map(kernels, out, operands, shapes)
 
 
 def unary(fn, compute):
@@ -298,7 +346,7 @@ def where(cond, x, y):
     out = core.empty(broadcast_shape(shapes), cd)
     if out.size == 0:
         return out
-    return _launch_map(_where_kernels, out, [c, _as_operand(x, cd), _as_operand(y, cd)], shapes)
+    return launch_map(_where_kernels, out, [c, _as_operand(x, cd), _as_operand(y, cd)], shapes)
 
 
 def _host_dtype(x) -> np.dtype:

@@ -264,6 +264,13 @@ def test_training_with_in_place_updates_matches_op_by_op_training():
             sess.run(init)
             losses = [sess.run([loss, train], {x: xs, y: labels})[0] for _ in range(5)]
             results.append((losses, sess.run(params)))
+            if optimize:  # each `p - 0.1 * g` is one fused kernel writing p's own array
+                source = sess.plan(train, {x: xs, y: labels}).source
+                updates = [line for line in source.splitlines()
+                           if line.rstrip().endswith(("# assign_sub", "# assign_sub_1"))]
+                assert len(updates) == 2, updates
+                for line in updates:
+                    assert "_fused_" in line and line.count("_store[") == 2, line
     (fast_losses, fast_params), (plain_losses, plain_params) = results
     _assert_same(fast_losses, plain_losses)
     _assert_same(fast_params, plain_params)

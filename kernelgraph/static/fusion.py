@@ -36,6 +36,7 @@ import numpy as np
 
 from .. import devices
 from .. import dtypes as D
+from ..ops import add, sub
 from ..ops.registry import Op
 from .passes import _clone
 
@@ -47,6 +48,7 @@ _FUSABLE = frozenset((
     "less", "less_equal", "greater", "greater_equal", "where", "pow"))
 _SCALAR_NAMES = {"equal": "_eq", "not_equal": "_ne", "less": "_lt", "less_equal": "_le",
                  "greater": "_gt", "greater_equal": "_ge"}
+_UPDATES = {"assign_add": add, "assign_sub": sub}  # the elementwise op each update applies
 _KERNELS: dict[str, object] = {}  # source hash -> ufunc or CUDA kernel pair, this process
 _BODIES: list = []  # hash of kernels/cpu.py, computed once (see _bodies_version)
 
@@ -99,6 +101,9 @@ class FusedKernel:
         self.source = source
         self.ufunc = ufunc
         self.members = members
+        # "assign_sub" / "assign_add" when the kernel computes a variable's new value (its
+        # first operand is the variable): the plan stores the result in the variable.
+        self.updates = None
 
     def __call__(self, *args):
         out = self.ufunc(*args)
@@ -278,6 +283,10 @@ def fuse(program, fetched_ids: set) -> tuple[list, list, list]:
     group_of: dict[int, int] = {}  # node id -> id of its group's root
     root_nodes: dict[int, object] = {}
     for n in reversed(program.nodes):
+        if _updatable(n):  # w.assign_sub(lr * g): the update joins its value's group
+            group_of[id(n)] = id(n)
+            root_nodes[id(n)] = n
+            continue
         if id(n) in program.feeds or not fusable(n):
             continue
         users = consumers.get(id(n), [])
@@ -305,24 +314,39 @@ def fuse(program, fetched_ids: set) -> tuple[list, list, list]:
             continue
         if n is not members[-1]:
             continue  # computed inside the fused kernel of its group's root
+        update = n.op.name if n.op.name in _UPDATES else None
+        if update:  # computed as `variable - value`, the variable as operand x0
+            members = [*members[:-1], _clone(n, n.inputs, op=_UPDATES[update], attrs={})]
         inside = {id(m) for m in members}
-        leaves = []
+        leaves = [n.inputs[0]] if update else []
         for m in members:
             for i in m.inputs:
                 if id(i) not in inside and all(i is not x for x in leaves):
                     leaves.append(i)
         names = [m.name for m in members]
         if n.device.type == "cpu":
-            kernel = compile_source(generate(n, members, leaves), names)
+            kernel = compile_source(generate(members[-1], members, leaves), names)
         else:
-            kernel = compile_cuda_source(generate_cuda(n, members, leaves), names,
+            kernel = compile_cuda_source(generate_cuda(members[-1], members, leaves), names,
                                          tuple(x.dtype for x in leaves), n.dtype)
+        kernel.updates = update
         fused = _fused_node(n, [replaced.get(id(i), i) for i in leaves], kernel)
         replaced[id(n)] = fused
         nodes.append(fused)
         changes.append(f"{n.name} <- {' '.join(m.name for m in members[:-1])}")
     fetches = [replaced.get(id(f), f) for f in program.fetches]
     return nodes, fetches, changes
+
+
+def _updatable(n) -> bool:
+    """``n`` is a CPU ``assign_add``/``assign_sub`` whose value is computed by a fusable node
+    of the variable's dtype that only it reads: then the value's group and the update are
+    one kernel (one pass over the variable, no temporary)."""
+    if n.op.name not in _UPDATES or n.device.type != "cpu" or n.control_inputs:
+        return False
+    var, value = n.inputs
+    return (fusable(value) and value.device.type == "cpu" and value.dtype == var.dtype
+            == n.dtype and value.shape == var.shape)
 
 
 def _rewired(n, replaced):

@@ -26,9 +26,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .variables import assign_add_op, assign_op, assign_sub_op, no_op, placeholder_op, variable_op
+from .passes import SHAPE_ONLY
+from .variables import ASSIGNS, assign_op, no_op, placeholder_op, variable_op, writes_variable
 
-_ASSIGNS = (assign_op, assign_add_op, assign_sub_op)
 # Ops whose output is always a new array (a ufunc's result, a BLAS product, a reduction's
 # accumulator ...): only such arrays are ever written in place. Everything else may return
 # a view of an input or the input itself.
@@ -96,7 +96,7 @@ def _fresh(node) -> bool:
 
 
 def _reads(node):
-    return node.inputs[1:] if node.op in _ASSIGNS else node.inputs
+    return node.inputs[1:] if writes_variable(node) else node.inputs
 
 
 def lifetimes(order, fetch_nodes) -> dict:
@@ -108,16 +108,18 @@ def lifetimes(order, fetch_nodes) -> dict:
     for f in fetch_nodes:
         last[id(f)] = NEVER
     for n in order:
-        if n.op in _ASSIGNS:  # the variable keeps the assigned array (unless copied)
+        if n.op in ASSIGNS:  # the variable keeps the assigned array (unless copied)
             last[id(n.inputs[1])] = NEVER
     # Latest first, so a view's own lifetime is final before it extends its input's.
     for n in reversed(order):
         k = position[id(n)]
-        for i in _reads(n):
-            if id(i) not in last:
-                continue  # fed into a control-flow branch, etc.: not this plan's value
-            reach = k if _fresh(n) or n.op is no_op else max(k, last[id(n)])
-            last[id(i)] = max(last[id(i)], reach)
+        shape_only = SHAPE_ONLY.get(n.op.name, ())
+        for index, i in enumerate(n.inputs):
+            if id(i) not in last or (index == 0 and writes_variable(n)):
+                continue  # not a value read here (a fed node, the variable an assign writes)
+            # An input read for its shape alone cannot be in the output.
+            aliased = not (_fresh(n) or n.op is no_op or index in shape_only)
+            last[id(i)] = max(last[id(i)], max(k, last[id(n)]) if aliased else k)
     return last
 
 
@@ -134,10 +136,11 @@ def plan(order, fetch_nodes, feed_nodes, bindable) -> MemoryPlan:
         if id(n) in fed or n.op in (variable_op, placeholder_op, no_op) or \
                 n.op.name == "const":
             continue
-        if n.op in _ASSIGNS:
-            var, value = n.inputs
+        if writes_variable(n):  # an assign_add/sub, or a fused update, may write in place
+            var = n.inputs[0]
             if (n.op is not assign_op and n.device.type == "cpu" and last.get(id(var), -1) < k
-                    and bindable(n) and _same_array(value, var)):
+                    and bindable(n) and _same_array(n, var)
+                    and (n.op not in ASSIGNS or _same_array(n.inputs[1], var))):
                 result.variable_in_place.add(id(n))
                 result.in_place_names.append(f"{n.name} -> {var.name}")
             continue
@@ -184,7 +187,7 @@ def _same_array(a, b) -> bool:
 def _bytes(order, fed, last, result, position):
     made = [n for n in order if id(n) not in fed and n.op not in (variable_op, placeholder_op,
                                                                   no_op)
-            and n.op.name != "const" and n.op not in _ASSIGNS]
+            and n.op.name != "const" and not writes_variable(n)]
     sizes = {id(n): (nbytes(n) if _fresh(n) or n.device.type != "cpu" else 0) for n in made}
     if any(s is None for s in sizes.values()):
         return

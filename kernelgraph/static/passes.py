@@ -43,7 +43,7 @@ import numpy as np
 
 from ..errors import ShapeError
 from ..graph import Node, describe_location, shape_str
-from .variables import STATEFUL
+from .variables import STATEFUL, writes_variable
 
 FOLD_MAX_ELEMENTS = 1 << 20  # larger results stay computed at run time (TF limits this too)
 RANDOM = ("random_normal", "random_uniform", "dropout_mask")
@@ -190,7 +190,7 @@ def _reachable(program: Program) -> list:
 
 def _reads(n: Node):
     """The inputs whose values ``n`` reads: an assign writes its first input, not reads it."""
-    return n.inputs[1:] if n.op.name in _ASSIGNS else n.inputs
+    return n.inputs[1:] if writes_variable(n) else n.inputs
 
 
 # -- the passes ----------------------------------------------------------------------------------
@@ -283,13 +283,13 @@ def _shape_error(n, inputs, shape_of, error):
 
 # Inputs that an op reads only the shape (and dtype) of: with that shape known, the input
 # need not be computed first, e.g. the ``ones_like(loss)`` that starts every gradient.
-_SHAPE_ONLY = {"ones_like": (0,), "zeros_like": (0,), "broadcast_reduced": (1,),
+SHAPE_ONLY = {"ones_like": (0,), "zeros_like": (0,), "broadcast_reduced": (1,),
                "sum_to_like": (1,), "broadcast_like": (1,)}
 
 
 def _fold_input(n: Node, index: int, x: Node):
     """The compile-time value ``n`` reads from its input ``x``, or None if it has none."""
-    if index in _SHAPE_ONLY.get(n.op.name, ()) and x.shape is not None and None not in x.shape:
+    if index in SHAPE_ONLY.get(n.op.name, ()) and x.shape is not None and None not in x.shape:
         return np.empty(x.shape, x.dtype)  # only its shape is read
     return _const_value(x)
 

@@ -24,15 +24,17 @@ from ..graph import Node, describe_location, get_default_graph, shape_str
 from ..ops import add, sub
 from . import bindings, memory, passes
 from .variables import (
+    ASSIGNS as _ASSIGNS,
+)
+from .variables import (
     assign_add_op,
     assign_op,
-    assign_sub_op,
     no_op,
     placeholder_op,
     variable_op,
+    writes_variable,
 )
 
-_ASSIGNS = (assign_op, assign_add_op, assign_sub_op)
 _LITERALS = (int, float, bool, str, type(None))
 _plan_ids = itertools.count()
 
@@ -188,6 +190,19 @@ class Plan:
                     env[fn] = devices.forward_for(math, n.device)
                     emit(n, f"{v} = _store[_var{n.seq}] = {fn}(_store[_var{n.seq}], {val})")
                 aliases.add(id(n))  # its value is the variable's own array
+            elif getattr(n.op.forward, "updates", None):  # fused: w - lr * g in one kernel
+                var = n.inputs[0]
+                env[f"_var{n.seq}"] = var
+                fn = f"_{n.op.name}"
+                env[fn] = n.op.forward.ufunc
+                stored = f"_store[_var{n.seq}]"
+                args = ", ".join([stored] + [names[id(i)] for i in n.inputs[1:]])
+                names[id(n)] = v
+                if id(n) in var_in_place:
+                    emit(n, f"{v} = {fn}({args}, {stored})")
+                else:
+                    emit(n, f"{v} = {stored} = {fn}({args})")
+                aliases.add(id(n))  # its value is the variable's own array
             elif n.op is no_op:
                 names[id(n)] = v
                 emit(n, f"{v} = None")
@@ -243,7 +258,7 @@ class Plan:
         if node is None:
             return error
         where = describe_location(node.location) if node.location else "  (unknown location)"
-        if isinstance(error, KeyError) and (node.op is variable_op or node.op in _ASSIGNS):
+        if isinstance(error, KeyError) and (node.op is variable_op or writes_variable(node)):
             var = node if node.op is variable_op else node.inputs[0]
             return FailedPreconditionError(
                 f"Attempting to use uninitialized value {var.name}\n"
@@ -334,7 +349,7 @@ def _required(fetch_nodes, feed_nodes):
         if id(n) in fed:
             continue
         # An assign's first input is the variable it writes, not a value it reads.
-        stack.extend(n.inputs[1:] if n.op in _ASSIGNS else n.inputs)
+        stack.extend(n.inputs[1:] if writes_variable(n) else n.inputs)
         stack.extend(n.control_inputs)
     return sorted(seen.values(), key=lambda n: n.seq)
 

@@ -34,6 +34,14 @@ assign_sub_op = define("assign_sub", None, _assign_infer, None, doc="var -= valu
 no_op = define("no_op", None, lambda s, d, a: ((), D.bool_), None,
                doc="Does nothing; runs its control inputs (e.g. the initializer).")
 STATEFUL = (variable_op, assign_op, assign_add_op, assign_sub_op, no_op, placeholder_op)
+ASSIGNS = (assign_op, assign_add_op, assign_sub_op)
+
+
+def writes_variable(node: Node) -> bool:
+    """Whether ``node`` stores a new value in the variable that is its first input (which
+    it does not read as a value): an assign, or a fused kernel computing a variable's update
+    (:mod:`kernelgraph.static.fusion`)."""
+    return node.op in ASSIGNS or getattr(node.op.forward, "updates", None) is not None
 
 
 def placeholder(dtype=None, shape=None, name=None) -> Node:

@@ -257,3 +257,151 @@ def test_names_are_text_in_widget_and_mime_views(browser, tmp_path):
         page.close()
     finally:
         lab.stop()
+
+
+COMPILER_SOURCE = (
+    "import numpy as np\n"
+    "import kernelgraph as kg\n"
+    "from kernelgraph.static.stepper import Stepper\n"
+    "g = kg.Graph()\n"
+    "with g.as_default():\n"
+    f"    x = kg.placeholder(kg.float32, shape=[None, 3], name={XSS_NAME!r})\n"
+    "    scale = kg.constant(2.0) * kg.constant(3.0)\n"
+    "    y = kg.relu(x * scale) * 1.0\n"
+    "    z = kg.relu(x * scale)\n"
+    "    unused = kg.exp(x)\n"
+    "sess = kg.Session(g)\n"
+    "feed = {x: np.ones((2, 3), np.float32)}\n"
+    "kg.show(sess.explain([y, z], feed))\n"
+)
+STEPPER_SOURCE = (
+    "kg.show(kg.Session(g, skip_passes=('cse',)).explain([y, z], feed))\n"
+    "w = kg.widgets.StepWidget(Stepper(sess, [y, z], feed))\n"
+    "w\n"
+)
+
+
+def _node_names(view) -> list[str]:
+    return [n.get_attribute("data-name") for n in view.locator("g.kg-node").all()]
+
+
+def _wait_for(predicate, timeout=15.0, what="condition"):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if predicate():
+            return
+        time.sleep(0.2)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def test_compiler_view_and_step_through_in_jupyterlab(browser, tmp_path):
+    """The compiler view switches passes (the drawn graph changes), outlines the fused
+    group and shows its kernel; the step widget's Step button advances the highlighted
+    node; the saved notebook redraws the compiler view with no kernel."""
+    import nbformat
+
+    root = tmp_path / "compiler"
+    root.mkdir()
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(COMPILER_SOURCE),
+                                         nbformat.v4.new_code_cell(STEPPER_SOURCE)])
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3 (ipykernel)",
+                                 "language": "python"}
+    nbformat.write(nb, root / "compiler.ipynb")
+    lab = Lab(root)
+    try:
+        page = browser.new_page(viewport={"width": 1400, "height": 1100})
+        _open_notebook(page, lab, "compiler.ipynb")
+        _wait_kernel_idle(page)
+        _run_all(page)
+        _wait_all_executed(page)
+        views = page.locator(".kg-graph")
+        _wait_for(lambda: views.count() >= 3, 30, "three graph views")
+        tracebacks = page.locator(".jp-RenderedText[data-mime-type="
+                                  "'application/vnd.jupyter.error']")
+        assert tracebacks.count() == 0, tracebacks.all_text_contents()
+
+        # -- the compiler view: one button per stage, the last pass shown first
+        view = views.nth(0)
+        panel = view.locator(".kg-compiler")
+        assert panel.get_attribute("data-stage") == "dce"
+        stages = view.locator("button.kg-stage").all_text_contents()
+        assert stages[0].startswith("as written") and stages[-1].startswith("dce"), stages
+        compiled = _node_names(view)
+        view.locator("button.kg-stage[data-stage='as written']").click()
+        _wait_for(lambda: len(_node_names(view)) != len(compiled), what="a redrawn graph")
+        written = _node_names(view)
+        assert len(written) == 11 and "exp" in written  # the whole graph, as written
+        assert panel.get_attribute("data-stage") == "as written"
+        view.locator("button.kg-stage[data-stage='fold_constants']").click()
+        _wait_for(lambda: view.locator("g.kg-node[data-mark='folded']").count() == 1,
+                  what="the folded constant marked")
+        view.locator("button.kg-stage[data-stage='dce']").click()
+        _wait_for(lambda: view.locator("g.kg-fused-group").count() == 1,
+                  what="the fused group outlined")
+        assert view.locator("g.kg-node[data-mark='removed']").count() >= 1  # dce's ghosts
+        view.locator("g.kg-fused-group text.kg-cluster-label").click()
+        source = view.locator("details.kg-kernel[open] pre.kg-source")
+        source.wait_for(timeout=5_000)
+        assert "def fused(" in source.text_content()
+        # names are data: the hostile placeholder name is drawn as text and runs nothing
+        assert view.locator("img").count() == 0
+        assert any(n == XSS_NAME for n in _node_names(view))
+        timing = view.locator(".kg-timing").text_content()
+        assert "compile" in timing and "run" in timing
+        # a session with cse switched off shows it as skipped
+        skipped = views.nth(1).locator("button.kg-stage[data-stage='cse']")
+        assert skipped.is_disabled()
+
+        # -- the step widget: Step advances the highlighted node
+        stepper = page.locator(".kg-step-widget .kg-graph").first
+        stepper.wait_for(timeout=30_000)
+        status = stepper.locator(".kg-stepper-status")
+        assert status.text_content().startswith("0 / ")
+        first_next = stepper.locator("g.kg-node.kg-next").get_attribute("data-name")
+        stepper.locator("button.kg-step-next").click()
+        _wait_for(lambda: status.text_content().startswith("1 / "), what="one step")
+        active = stepper.locator("g.kg-node.kg-active")
+        _wait_for(lambda: active.count() == 1, what="a highlighted node")
+        assert active.get_attribute("data-name") == first_next
+        stepper.locator("button.kg-step-next").click()
+        _wait_for(lambda: status.text_content().startswith("2 / "), what="a second step")
+        _wait_for(lambda: active.count() == 1 and active.get_attribute("data-name")
+                  != first_next, what="the highlight to move on")
+        assert stepper.locator("g.kg-node.kg-executed").count() == 2
+        shots = os.environ.get("KG_SCREENSHOTS")
+        if shots:
+            Path(shots).mkdir(parents=True, exist_ok=True)
+            stepper.screenshot(path=str(Path(shots) / "step_through.png"))
+        stepper.locator("button.kg-step-run").click()
+        _wait_for(lambda: "done" in status.text_content(), what="the run to finish")
+        stepper.locator("button.kg-step-reset").click()
+        _wait_for(lambda: status.text_content().startswith("0 / "), what="a reset")
+        assert page.evaluate("window.kgXss") is None
+
+        if shots:
+            view.screenshot(path=str(Path(shots) / "compiler_view.png"))
+        page.keyboard.press("Control+s")
+        time.sleep(2.0)
+        page.close()
+    finally:
+        lab.stop()
+
+    # The saved outputs alone redraw the compiler view, passes switchable, with no kernel.
+    offline = Lab(root, kernels=False)
+    try:
+        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        _open_notebook(page, offline, "compiler.ipynb")
+        view = page.locator(".kg-graph").first
+        view.wait_for(timeout=30_000)
+        dialog = page.locator(".jp-Dialog")  # "select a kernel": there is none to select
+        for _ in range(20):
+            if dialog.count() and dialog.first.is_visible():
+                page.keyboard.press("Escape")
+            elif _ > 5:
+                break
+            time.sleep(0.3)
+        view.locator("button.kg-stage[data-stage='as written']").click()
+        _wait_for(lambda: len(_node_names(view)) == 11, what="the graph as written, offline")
+        page.close()
+    finally:
+        offline.stop()

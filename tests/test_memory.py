@@ -170,6 +170,24 @@ def test_memory_plan_reports_peak_against_nothing_freed():
     assert e.run_seconds is not None and "compiling costs" in e.timing()
 
 
+def test_explain_times_a_run_only_when_the_run_changes_nothing():
+    g = kg.Graph()
+    with g.as_default():
+        x = kg.placeholder(kg.float32, shape=[None, 2], name="x")
+        w = kg.Variable(np.ones(2, np.float32), name="w")
+        loss = kg.reduce_sum(x * w)
+        (gw,) = kg.gradients(loss, [w])
+        step = w.assign_sub(gw * 0.5)  # fused with its value: still an update
+        init = kg.global_variables_initializer()
+    feed = {x: np.ones((3, 2), np.float32)}
+    with kg.Session(g) as sess:
+        sess.run(init)
+        trained = sess.explain([loss, step], feed)
+        np.testing.assert_array_equal(sess.run(w), [1.0, 1.0])  # explain did not train
+        assert trained.run_seconds is None
+        assert sess.explain(loss, feed).run_seconds > 0
+
+
 def test_plan_source_shows_the_lean_kernels_and_slots():
     g = kg.Graph()
     with g.as_default():

@@ -391,3 +391,290 @@ def test_displayed_live_widget_leaves_its_final_graph_in_the_output(monkeypatch)
     assert [(n["name"], n["op"]) for n in nodes][0] == ("x", "leaf") and nodes[1]["op"] == "exp"
     assert "application/vnd.jupyter.widget-view+json" in bundle
     w.close()
+
+
+# -- the compiler view (kg.show(sess.explain(...))) ---------------------------------------------
+def compiler_graph(name_x="x"):
+    g = kg.Graph()
+    with g.as_default():
+        x = kg.placeholder(kg.float32, shape=[None, 3], name=name_x)
+        scale = kg.constant(2.0) * kg.constant(3.0)  # folded
+        y = kg.relu(x * scale) * 1.0  # "* 1.0" simplified; x * scale and relu fused
+        z = kg.relu(x * scale)  # merged with y's relu by cse
+        kg.exp(x, name="unused")  # pruned
+    return g, x, y, z
+
+
+def stage(doc, name):
+    return next(s for s in doc["compiler"]["stages"] if s["name"] == name)
+
+
+def test_compiler_document_has_every_stage_with_the_passes_counts():
+    from kernelgraph.static import passes
+    from kernelgraph.widgets import compiler_document
+
+    g, x, y, z = compiler_graph()
+    with kg.Session(g) as sess:
+        e = sess.explain([y, z], {x: None})
+    doc = compiler_document(e)
+    c = doc["compiler"]
+    assert [s["name"] for s in c["stages"]] == ["as written", *passes.ORDER]
+    for r in e.passes:
+        s = stage(doc, r.name)
+        assert (s["before"], s["after"], s["changes"]) == (r.before, r.after, r.changes)
+        live = [n for n in s["nodes"] if s["marks"].get(n["id"]) != "removed"]
+        inside = {m for grp in s["groups"] for m in grp["members"]}
+        # fused members are drawn in place of their kernel's one node
+        assert len(live) - len(inside) + len(s["groups"]) == r.after
+    assert stage(doc, "as written")["after"] == len(g.nodes)
+    assert c["selected"] == len(c["stages"]) - 1 and c["skipped"] == [] and c["optimized"]
+    assert c["compile_seconds"] == e.compile_seconds and c["plan_source"] == e.source
+    # the top level is the compiled graph, drawn by any reader of the plain format
+    assert sorted(n["name"] for n in doc["nodes"]) == sorted(n.name for n in e.after)
+    check_schema({k: v for k, v in doc.items() if k != "compiler"})
+    json.dumps(doc)
+
+
+def test_compiler_marks_folded_merged_simplified_and_removed_nodes():
+    from kernelgraph.widgets import compiler_document
+
+    g, x, y, z = compiler_graph()
+    with kg.Session(g) as sess:
+        e = sess.explain([y, z], {x: None})
+    doc = compiler_document(e)
+    name = {n["id"]: n["name"] for s in doc["compiler"]["stages"] for n in s.get("nodes", [])}
+
+    def marked(stage_name, mark):
+        s = stage(doc, stage_name)
+        return sorted(name[i] for i, m in s["marks"].items() if m == mark)
+
+    changes = {r.name: r.changes for r in e.passes}
+    assert marked("prune", "removed") == ["unused"]
+    assert marked("fold_constants", "folded") == ["mul"] and changes["fold_constants"] == [
+        "folded mul"]
+    assert stage(doc, "fold_constants")["notes"][next(
+        i for i, n in name.items() if n == "mul")].startswith("folded: mul")
+    # each "a -> b" of simplify and cse: b marked (it stands for a), a drawn as a ghost
+    for pass_name, mark in (("simplify", "simplified"), ("cse", "merged")):
+        pairs = [c.split(" -> ") for c in changes[pass_name]]
+        assert marked(pass_name, mark) == sorted({b for _, b in pairs})
+        assert marked(pass_name, "removed") == sorted(a for a, _ in pairs)
+    assert changes["cse"]  # relu_1 -> relu at least
+    previous = {n.name for n in next(r for r in e.passes if r.name == "fuse").nodes}
+    inside = {m for n in e.after for m in getattr(n.op.forward, "members", ())}
+    gone = previous - {n.name for n in e.after} - inside
+    assert gone and marked("dce", "removed") == sorted(gone)
+    # ghosts (removed nodes) keep their edges from nodes still drawn
+    s = stage(doc, "cse")
+    ghost = next(i for i, m in s["marks"].items() if m == "removed")
+    assert any(e["target"] == ghost for e in s["edges"])
+
+
+def test_fused_groups_name_their_members_and_carry_the_kernel_source():
+    from kernelgraph.widgets import compiler_document
+
+    g, x, y, z = compiler_graph()
+    with kg.Session(g) as sess:
+        e = sess.explain([y, z], {x: None})
+    doc = compiler_document(e)
+    kernels = doc["compiler"]["kernels"]
+    assert {k["name"]: k["source"] for k in kernels} == e.kernels
+    fused_node = next(n for n in e.after if hasattr(n.op.forward, "members"))
+    assert kernels[0]["members"] == list(fused_node.op.forward.members) == ["mul_1", "relu"]
+    for name in ("fuse", "dce"):
+        s = stage(doc, name)
+        (group,) = s["groups"]
+        assert group["kernel"] == fused_node.op.name
+        ids = {n["id"]: n for n in s["nodes"]}
+        assert [ids[m]["name"] for m in group["members"]] == ["mul_1", "relu"]
+        assert [ids[m]["op"] for m in group["members"]] == ["mul", "relu"]  # the ops inside
+        assert all(s["marks"][m] == "fused" for m in group["members"])
+        # the edge between the members is drawn inside the group
+        assert {"source": group["members"][0], "target": group["members"][1]} in [
+            {k: ed[k] for k in ("source", "target")} for ed in s["edges"]]
+
+
+def test_skipped_passes_and_optimize_false_are_shown():
+    from kernelgraph.widgets import compiler_document
+    from kernelgraph.widgets.compiler import compiler_text
+
+    g, x, y, z = compiler_graph()
+    with kg.Session(g, skip_passes=("cse", "fuse")) as sess:
+        doc = compiler_document(sess.explain([y, z], {x: None}))
+    c = doc["compiler"]
+    assert c["skipped"] == ["cse", "fuse"] and c["kernels"] == []
+    assert stage(doc, "cse")["skipped"] and "nodes" not in stage(doc, "cse")
+    assert "cse              skipped" in compiler_text(doc)
+    assert "skipped passes: cse, fuse" in compiler_text(doc)
+    with kg.Session(g, optimize=False) as sess:
+        doc = compiler_document(sess.explain([y, z], {x: None}))
+    c = doc["compiler"]
+    assert not c["optimized"] and all(s["skipped"] for s in c["stages"][1:-1])
+    assert c["stages"][-1]["name"] == "plan" and c["stages"][c["selected"]]["name"] == "plan"
+    assert "passes off" in compiler_text(doc)
+
+
+def test_memory_plan_and_run_time_fields():
+    from types import SimpleNamespace
+
+    from kernelgraph.widgets import compiler_document
+    from kernelgraph.widgets.compiler import compiler_text
+
+    g = kg.Graph()
+    with g.as_default():
+        x = kg.placeholder(kg.float32, shape=[4, 3], name="x")
+        y = kg.matmul(kg.tanh(x), kg.transpose(x))  # known shapes: bytes can be counted
+        out = kg.reduce_sum(kg.exp(y) * 2.0)
+    with kg.Session(g) as sess:
+        e = sess.explain(out, {x: np.ones((4, 3), np.float32)})
+    if getattr(e, "memory", None) is None:  # a session without a planner: its fields
+        relu = next(n for n in e.after if n.op.name != "placeholder")
+        e.memory = SimpleNamespace(peak_bytes=96, naive_bytes=192,
+                                   buffers={n.name: i for i, n in enumerate(e.after)},
+                                   in_place={id(relu): e.after[0]})
+    doc = compiler_document(e)
+    memory = doc["compiler"]["memory"]
+    ids = {n["name"]: n["id"] for n in doc["compiler"]["stages"][-1]["nodes"]}
+    assert memory["peak_bytes"] == e.memory.peak_bytes > 0
+    assert memory["naive_bytes"] == e.memory.naive_bytes >= memory["peak_bytes"]
+    assert memory["slots"] == {ids[k]: v for k, v in e.memory.buffers.items()}
+    assert memory["buffers"] == len(set(e.memory.buffers.values()))
+    by_object = {id(n): n.name for n in e.after}
+    assert sorted(memory["in_place"]) == sorted(ids[by_object[k]] for k in e.memory.in_place
+                                                if k in by_object)
+    text = compiler_text(doc)
+    assert "memory: peak" in text and "without reuse" in text
+    if getattr(e, "run_seconds", None) is None:
+        e.run_seconds = 2.5e-5
+    assert compiler_document(e)["compiler"]["run_seconds"] == e.run_seconds
+    e.memory = SimpleNamespace(peak_bytes=None, naive_bytes=None, buffers={}, in_place={})
+    assert "bytes unknown" in compiler_text(compiler_document(e))
+    e.memory = None
+    assert compiler_document(e)["compiler"]["memory"] is None
+
+
+def test_compiler_view_escapes_hostile_names_everywhere():
+    from kernelgraph.widgets.compiler import explanation_bundle
+
+    g, x, y, z = compiler_graph(name_x=EVIL)
+    with g.as_default():
+        w = kg.tanh(kg.sigmoid(x), name="</text><script>alert(2)</script>")
+    with kg.Session(g) as sess:
+        e = sess.explain([y, z, w], {x: None})
+    bundle = explanation_bundle(e)
+    assert sorted(bundle) == [MIME_TYPE, "image/svg+xml", "text/plain"]
+    svg = bundle["image/svg+xml"]
+    root = ET.fromstring(svg)  # well-formed: every name escaped
+    assert "<img" not in svg and "<script" not in svg
+    assert not list(root.iter(f"{SVG_NS}script")) and not list(root.iter("img"))
+    texts = " ".join(t.text or "" for t in root.iter(f"{SVG_NS}text"))
+    assert "script" in texts  # drawn as characters
+    names = [n["name"] for s in bundle[MIME_TYPE]["compiler"]["stages"]
+             for n in s.get("nodes", [])]
+    assert EVIL in names  # plain data in the JSON document
+    assert "tanh" in bundle["text/plain"] or "fused kernel" in bundle["text/plain"]
+
+
+def test_show_and_repr_of_an_explanation(monkeypatch):
+    import kernelgraph.widgets.display as display
+
+    g, x, y, z = compiler_graph()
+    with kg.Session(g) as sess:
+        e = sess.explain([y, z], {x: None})
+    shown = []
+    monkeypatch.setattr(display, "publish", shown.append)
+    kg.show(e)
+    assert shown and "compiler" in shown[0][MIME_TYPE]
+    assert shown[0]["text/plain"].startswith("kernelgraph compiler view")
+    if hasattr(e, "_repr_mimebundle_"):
+        assert "compiler" in e._repr_mimebundle_()[MIME_TYPE]
+
+
+# -- step-through (sess.step(...)) --------------------------------------------------------------
+def stepped():
+    g = kg.Graph()
+    with g.as_default():
+        a = kg.placeholder(kg.float32, name="a")
+        b = kg.placeholder(kg.float32, name="b")
+        c = kg.multiply(a, b, name="c")
+        d = kg.add(c, 1.0, name="d")
+        e = kg.sqrt(d, name=EVIL)
+    return g, a, b, c, d, e
+
+
+def test_stepper_document_follows_the_run():
+    from kernelgraph.static.stepper import Stepper
+    from kernelgraph.widgets import stepper_document
+    from kernelgraph.widgets.stepper import stepper_line
+
+    g, a, b, c, d, e = stepped()
+    with kg.Session(g) as sess:
+        st_ = Stepper(sess, e, {a: 15.0, b: 20.0})
+        doc = stepper_document(st_)
+        s = doc["stepper"]
+        ids = {n["name"]: n["id"] for n in doc["nodes"]}
+        assert s["order"] == [ids["c"], ids["d"], ids[EVIL]] and s["position"] == 0
+        assert s["next"] == ids["c"] and not s["done"] and s["error"] is None
+        assert doc["steps"] == [] and by_name(doc)["a"]["value"] == "15"
+        st_.step()
+        st_.step()
+        doc = stepper_document(st_)
+        assert [(st["node"], st["value"]) for st in doc["steps"]] == [(ids["c"], "300"),
+                                                                      (ids["d"], "301")]
+        assert all(st["seconds"] >= 0 for st in doc["steps"])
+        assert doc["stepper"]["next"] == ids[EVIL]
+        assert stepper_line(doc) == f"stepper: 2/3 nodes run, next: {EVIL}"
+        st_.run()
+        doc = stepper_document(st_)
+        assert doc["stepper"]["done"] and doc["stepper"]["next"] is None
+        check_schema({k: v for k, v in doc.items() if k != "stepper"})
+        bundle = mimebundle(st_)
+        ET.fromstring(bundle["image/svg+xml"])
+        assert "<img" not in bundle["image/svg+xml"]
+        assert bundle["text/plain"].endswith("stepper: 3/3 nodes run, done")
+
+
+def test_step_widget_buttons_drive_the_stepper():
+    from kernelgraph.static.stepper import Stepper
+    from kernelgraph.widgets import StepWidget
+
+    g, a, b, c, d, e = stepped()
+    with kg.Session(g) as sess:
+        w = StepWidget(Stepper(sess, e, {a: 15.0, b: 20.0}))
+        assert w._view_name == "StepView" and w._model_name == "GraphModel"
+        w._on_message(w, {"action": "step"}, [])
+        assert w.graph["stepper"]["position"] == 1 and w.step == -1
+        w._on_message(w, {"action": "run_to", "node": w.graph["stepper"]["order"][2]}, [])
+        assert w.graph["stepper"]["done"] and w.stepper.fetched == sess.run(e, {a: 15.0, b: 20.0})
+        w._on_message(w, {"action": "step"}, [])  # past the end: said, not raised
+        assert "finished" in w.message
+        w._on_message(w, {"action": "reset"}, [])
+        assert w.graph["stepper"]["position"] == 0 and w.message == ""
+        w._on_message(w, {"action": "nonsense"}, [])
+        w._on_message(w, "junk", [])
+        w._on_message(w, {"action": "run_to", "node": "no-such-id"}, [])
+        assert "not computed" in w.message
+        w.run()
+        assert w.graph["stepper"]["done"]
+        bad = StepWidget(Stepper(sess, e, {a: -1.0, b: 20.0}))
+        bad.run()  # sqrt of a negative number is NaN, not an error: the run completes
+        assert bad.graph["stepper"]["done"]
+    with pytest.raises(TypeError, match="needs a kg Stepper"):
+        StepWidget(e)
+
+
+def test_step_widget_shows_an_error_at_its_node():
+    from kernelgraph.static.stepper import Stepper
+    from kernelgraph.widgets import StepWidget
+
+    g = kg.Graph()
+    with g.as_default():
+        p = kg.placeholder(kg.float32, shape=[None, None], name="p")
+        q = kg.placeholder(kg.float32, shape=[None, None], name="q")
+        m = kg.matmul(p, q)
+    with kg.Session(g) as sess:
+        w = StepWidget(Stepper(sess, m, {p: np.ones((2, 3)), q: np.ones((4, 2))}))
+        w._on_message(w, {"action": "run"}, [])
+        s = w.graph["stepper"]
+        assert s["error_node"] == next(n["id"] for n in w.graph["nodes"] if n["name"] == "matmul")
+        assert "m = kg.matmul" in s["error"] and "matmul" in w.message

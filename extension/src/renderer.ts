@@ -15,6 +15,7 @@ import { curveBasis, line } from 'd3-shape';
 import 'd3-transition';
 import { D3ZoomEvent, zoom, ZoomBehavior, zoomIdentity } from 'd3-zoom';
 
+import { defaultStage, drawable, formatBytes, stageDocument, stageIndex } from './compiler';
 import { Box, Cluster, computeLayout, LaidEdge, Layout, Point, topScopes } from './layout';
 import { GRAD_KINDS, GraphDocument, normalizeDocument, SCHEMA_VERSION } from './schema';
 import { stateAt, StepState, Timeline } from './state';
@@ -40,7 +41,24 @@ export interface RendererOptions {
   onStepChange?: (step: number) => void;
   /** Top-level scopes start collapsed when the document has more nodes than this (200). */
   collapseAbove?: number;
+  /**
+   * Drives a step-through run (a document with a `stepper` section): the Step / Run to end /
+   * Reset buttons and a click on a node that has not run yet ('run_to'). Without it (a saved
+   * notebook, no kernel) the stepper bar only says where the run stands.
+   */
+  onAction?: (action: StepAction, node?: string) => void;
 }
+
+export type StepAction = 'step' | 'run' | 'reset' | 'run_to';
+
+/** What each compiler mark means (legend chips and tooltips). */
+const MARK_TEXT: Record<string, string> = {
+  folded: 'folded to a constant',
+  merged: 'merged (computes a duplicate too)',
+  simplified: 'stands for a simplified node',
+  fused: 'inside a fused kernel',
+  removed: 'removed by this pass'
+};
 
 export interface SetDocumentOptions {
   /**
@@ -84,6 +102,17 @@ svg.kg-svg .kg-label { font-size: 12px; font-weight: 600; fill: #0f172a; text-an
 svg.kg-svg .kg-value { font-size: 10.5px; fill: #334155; text-anchor: middle; font-family: var(--jp-code-font-family, ui-monospace, Menlo, Consolas, monospace); }
 svg.kg-svg .kg-grad { font-size: 10.5px; fill: #b91c1c; text-anchor: middle; font-weight: 600; font-family: var(--jp-code-font-family, ui-monospace, Menlo, Consolas, monospace); }
 svg.kg-svg .kg-toggle { font-size: 13px; font-weight: 700; fill: #334155; text-anchor: middle; }
+svg.kg-svg g[data-mark="folded"] .kg-box { stroke: #0d9488; stroke-width: 3px; fill: #ccfbf1; }
+svg.kg-svg g[data-mark="merged"] .kg-box { stroke: #9333ea; stroke-width: 3px; }
+svg.kg-svg g[data-mark="simplified"] .kg-box { stroke: #2563eb; stroke-width: 3px; }
+svg.kg-svg g[data-mark="fused"] .kg-box { stroke: #ea580c; }
+svg.kg-svg g[data-mark="removed"] { opacity: 0.45; }
+svg.kg-svg g[data-mark="removed"] .kg-box { stroke-dasharray: 4 3; fill: #f8fafc; }
+svg.kg-svg g.kg-cluster.kg-fused-group .kg-cluster-box { fill: rgba(234, 88, 12, 0.07); stroke: #ea580c; stroke-width: 1.6px; stroke-dasharray: none; }
+svg.kg-svg g.kg-cluster.kg-fused-group .kg-cluster-label { fill: #c2410c; }
+svg.kg-svg g.kg-executed .kg-box { fill: #ecfdf5; stroke: #059669; }
+svg.kg-svg g.kg-next .kg-box { stroke: #2563eb; stroke-width: 3px; stroke-dasharray: 6 3; }
+svg.kg-svg g.kg-failed .kg-box { stroke: #dc2626; stroke-width: 3.5px; fill: #fee2e2; }
 svg.kg-svg g.kg-active .kg-box { stroke: #f97316; stroke-width: 3.5px; }
 svg.kg-svg g.kg-active[data-phase="backward"] .kg-box { stroke: #dc2626; }
 svg.kg-svg g.kg-match .kg-box { stroke: #7c3aed; stroke-width: 3px; }
@@ -192,6 +221,11 @@ export class GraphRenderer {
   private readonly options: RendererOptions;
   private readonly uid: string;
   private doc: GraphDocument = normalizeDocument({});
+  /** The document as given; `doc` is what is drawn (one compiler stage of it, or itself). */
+  private fullDoc: GraphDocument = this.doc;
+  private stage = -1;
+  private stageName: string | null = null;
+  private message = '';
   private timeline: Timeline = new Timeline(this.doc);
   private state: StepState = stateAt(this.timeline, 0);
   private layout: Layout | null = null;
@@ -223,6 +257,9 @@ export class GraphRenderer {
   private readonly searchInput: HTMLInputElement;
   private readonly searchCount: HTMLElement;
   private readonly canvas: HTMLDivElement;
+  private readonly compilerEl: HTMLElement;
+  private readonly compilerDetailsEl: HTMLElement;
+  private readonly stepperEl: HTMLElement;
   private readonly tooltip: HTMLDivElement;
   private readonly emptyEl: HTMLElement;
   private readonly svg: Selection<SVGSVGElement, unknown, null, undefined>;
@@ -326,9 +363,14 @@ export class GraphRenderer {
       g.append(...children);
       return g;
     };
+    const playback = group(back, play, pause, forward, this.speedSelect);
+    const scrubbing = group(this.scrub, this.counter, this.phaseEl, this.stepNodeEl);
+    // A compiler view has no animation: its pass selector takes the controls' place.
+    playback.classList.add('kg-playback');
+    scrubbing.classList.add('kg-playback');
     toolbar.append(
-      group(back, play, pause, forward, this.speedSelect),
-      group(this.scrub, this.counter, this.phaseEl, this.stepNodeEl),
+      playback,
+      scrubbing,
       group(this.searchInput, this.searchCount),
       group(expandAll, collapseAll, fit, exportButton)
     );
@@ -384,7 +426,18 @@ export class GraphRenderer {
     this.svg.call(this.zoomBehavior).on('dblclick.zoom', null);
 
     this.canvas.append(svgEl, this.emptyEl, this.tooltip);
-    root.append(header, toolbar, this.canvas, this.gradLegendEl);
+    this.compilerEl = h('div', 'kg-compiler');
+    this.compilerDetailsEl = h('div', 'kg-compiler-details');
+    this.stepperEl = h('div', 'kg-stepper');
+    root.append(
+      header,
+      toolbar,
+      this.stepperEl,
+      this.compilerEl,
+      this.canvas,
+      this.gradLegendEl,
+      this.compilerDetailsEl
+    );
     container.appendChild(root);
 
     if (typeof ResizeObserver !== 'undefined') {
@@ -399,9 +452,14 @@ export class GraphRenderer {
     this.render(true);
   }
 
-  /** The normalized document shown. */
+  /** The normalized document drawn (for a compiler view: the stage shown). */
   get document(): GraphDocument {
     return this.doc;
+  }
+
+  /** The compiler stage shown (its pass name, or "as written"); null for a plain graph. */
+  get stageShown(): string | null {
+    return this.stageName;
   }
 
   /** Steps applied so far (0..stepCount). */
@@ -426,22 +484,17 @@ export class GraphRenderer {
   setDocument(raw: unknown, options: SetDocumentOptions = {}): void {
     const oldLength = this.timeline.length;
     const wasAtEnd = !this.hasDocument || this.step >= oldLength;
-    this.doc = normalizeDocument(raw);
-    this.timeline = new Timeline(this.doc);
-    const n = this.timeline.length;
-
-    // Scopes keep their collapsed/expanded state across documents; new ones
-    // start collapsed in a big graph.
-    const scopes = topScopes(this.doc);
-    const collapseNew = this.doc.nodes.length > (this.options.collapseAbove ?? 200);
-    const collapsed = new Set<string>();
-    for (const scope of scopes.keys()) {
-      if (this.knownScopes.has(scope) ? this.collapsed.has(scope) : collapseNew) {
-        collapsed.add(scope);
-      }
+    this.fullDoc = normalizeDocument(raw);
+    // A compiler view keeps the pass the learner picked when a new document comes.
+    const compiler = this.fullDoc.compiler;
+    this.stage = -1;
+    if (compiler) {
+      const kept = this.stageName !== null ? stageIndex(compiler, this.stageName) : null;
+      this.stage = kept ?? defaultStage(compiler);
     }
-    this.collapsed = collapsed;
-    this.knownScopes = new Set(scopes.keys());
+    this.stageName = compiler && this.stage >= 0 ? compiler.stages[this.stage].name : null;
+    this.adopt(stageDocument(this.fullDoc, this.stage));
+    const n = this.timeline.length;
 
     const requested = typeof options.step === 'function' ? options.step(n) : options.step;
     if (typeof requested === 'number' && Number.isFinite(requested) && requested >= 0) {
@@ -454,9 +507,77 @@ export class GraphRenderer {
       this.pause();
     }
     this.updateHeader();
+    this.buildCompilerDetails();
+    this.updateCompilerBar();
+    this.updateStepper();
     this.updateMatches();
     this.layout = null;
     this.render(true);
+  }
+
+  /** Draw `doc` (a whole document or one compiler stage of it). */
+  private adopt(doc: GraphDocument): void {
+    this.doc = doc;
+    this.timeline = new Timeline(doc);
+    // Scopes keep their collapsed/expanded state across documents; new ones
+    // start collapsed in a big graph.
+    const scopes = topScopes(doc);
+    const collapseNew = doc.nodes.length > (this.options.collapseAbove ?? 200);
+    const collapsed = new Set<string>();
+    for (const scope of scopes.keys()) {
+      if (this.knownScopes.has(scope) ? this.collapsed.has(scope) : collapseNew) {
+        collapsed.add(scope);
+      }
+    }
+    this.collapsed = collapsed;
+    this.knownScopes = new Set(scopes.keys());
+  }
+
+  /**
+   * Show one stage of a compiler view: its index or its name ("as written", "prune",
+   * "fold_constants", ...). Skipped passes have no stage to show.
+   */
+  selectStage(which: number | string): void {
+    const compiler = this.fullDoc.compiler;
+    if (!compiler) {
+      return;
+    }
+    const i = typeof which === 'string' ? stageIndex(compiler, which) : drawable(compiler, which) ? which : null;
+    if (i === null || i === this.stage) {
+      return;
+    }
+    this.stage = i;
+    this.stageName = compiler.stages[i].name;
+    this.adopt(stageDocument(this.fullDoc, i));
+    this.step = this.timeline.length;
+    this.hovered = null;
+    this.tooltip.style.display = 'none';
+    this.updateHeader();
+    this.updateCompilerBar();
+    this.updateMatches();
+    this.layout = null;
+    this.userZoomed = false;
+    this.render(true);
+  }
+
+  /** A line for the learner under the stepper bar (the widget's `message`). */
+  setMessage(text: string): void {
+    this.message = text;
+    this.updateStepper();
+  }
+
+  /** Open the generated source of the fused kernel computing node `id`. */
+  showKernel(id: string): void {
+    const all = this.compilerDetailsEl.querySelector('details.kg-kernels') as HTMLDetailsElement | null;
+    for (const d of Array.from(this.compilerDetailsEl.querySelectorAll('details.kg-kernel'))) {
+      if (d.getAttribute('data-group') === id) {
+        if (all) {
+          all.open = true;
+        }
+        (d as HTMLDetailsElement).open = true;
+        d.scrollIntoView?.({ block: 'nearest' });
+      }
+    }
   }
 
   /** Show the state after `step` steps (clamped); does not call `onStepChange`. */
@@ -650,6 +771,8 @@ export class GraphRenderer {
   private updateHeader(): void {
     const doc = this.doc;
     this.titleEl.textContent = doc.title;
+    this.root.classList.toggle('kg-has-compiler', this.fullDoc.compiler !== null);
+    this.root.classList.toggle('kg-has-stepper', this.fullDoc.stepper !== null);
     this.modeEl.textContent = doc.mode;
     this.modeEl.style.display = doc.mode ? '' : 'none';
     this.warningEl.textContent =
@@ -664,6 +787,25 @@ export class GraphRenderer {
       item.setAttribute('data-kind', kind);
       item.append(h('span', 'kg-swatch'), document.createTextNode(kind));
       this.legendEl.appendChild(item);
+    }
+    // Compiler marks: a chip per mark present in the stage shown.
+    for (const mark of new Set(doc.nodes.map(n => n.mark).filter(m => m !== ''))) {
+      const item = h('span', 'kg-legend-item kg-legend-mark');
+      item.setAttribute('data-mark', mark);
+      item.title = MARK_TEXT[mark] ?? mark;
+      item.append(h('span', 'kg-swatch'), document.createTextNode(mark));
+      this.legendEl.appendChild(item);
+    }
+    // Step-through: what the green and the dashed outline mean.
+    if (this.fullDoc.stepper) {
+      for (const [cls, text] of [
+        ['kg-legend-ran', 'has run'],
+        ['kg-legend-next', 'runs next']
+      ]) {
+        const item = h('span', `kg-legend-item ${cls}`);
+        item.append(h('span', 'kg-swatch'), document.createTextNode(text));
+        this.legendEl.appendChild(item);
+      }
     }
     // Placement: a chip per non-CPU device, matching the thick outline of its nodes.
     for (const device of new Set(doc.nodes.map(n => n.device).filter(d => d !== 'cpu'))) {
@@ -689,6 +831,221 @@ export class GraphRenderer {
     }
     this.scrub.max = String(this.timeline.length);
     this.scrub.disabled = this.timeline.length === 0;
+  }
+
+  private isLastStage(): boolean {
+    const compiler = this.fullDoc.compiler;
+    return compiler !== null && this.stage === defaultStage({ ...compiler, selected: -1 });
+  }
+
+  /** The pass selector and what the pass shown changed (above the drawing). */
+  private updateCompilerBar(): void {
+    const compiler = this.fullDoc.compiler;
+    this.compilerEl.replaceChildren();
+    this.compilerEl.style.display = compiler ? '' : 'none';
+    if (!compiler) {
+      this.compilerEl.removeAttribute('data-stage');
+      return;
+    }
+    this.compilerEl.setAttribute('data-stage', this.stageName ?? '');
+    const bar = h('div', 'kg-stages');
+    bar.setAttribute('role', 'tablist');
+    compiler.stages.forEach((stage, i) => {
+      const b = button('kg-stage', stage.name, '');
+      b.setAttribute('data-stage', stage.name);
+      b.setAttribute('role', 'tab');
+      const selected = i === this.stage;
+      b.setAttribute('aria-selected', String(selected));
+      b.classList.toggle('kg-stage-selected', selected);
+      if (stage.skipped || !drawable(compiler, i)) {
+        b.disabled = true;
+        b.classList.add('kg-stage-skipped');
+        b.title = stage.skipped ? `${stage.name} was switched off (Session(skip_passes=...))` : 'nothing to draw';
+        b.appendChild(h('span', 'kg-stage-count', 'off'));
+      } else {
+        const count = stage.after ?? 0;
+        b.title = i === 0 || stage.before === null ? `${count} nodes` : `${stage.before} \u2192 ${count} nodes, ${stage.changes.length} changes`;
+        b.appendChild(h('span', 'kg-stage-count', String(count)));
+        b.addEventListener('click', () => this.selectStage(i));
+      }
+      bar.appendChild(b);
+    });
+    this.compilerEl.appendChild(bar);
+
+    const stage = compiler.stages[this.stage];
+    if (!stage) {
+      return;
+    }
+    const info = h('div', 'kg-stage-info');
+    let summary = stage.name;
+    if (stage.before !== null && stage.after !== null && this.stage > 0) {
+      summary += `: ${stage.before} \u2192 ${stage.after} nodes`;
+    } else if (stage.after !== null) {
+      summary += `: ${stage.after} nodes`;
+    }
+    if (stage.seconds !== null && this.stage > 0) {
+      summary += ` in ${formatSeconds(stage.seconds)}`;
+    }
+    info.appendChild(h('span', 'kg-stage-summary', summary));
+    if (!compiler.optimized) {
+      info.appendChild(h('span', 'kg-skipped', 'passes off: Session(optimize=False)'));
+    } else if (compiler.skipped.length > 0) {
+      info.appendChild(h('span', 'kg-skipped', `skipped: ${compiler.skipped.join(', ')}`));
+    }
+    const list = h('ul', 'kg-changes');
+    const shown = stage.changes.slice(0, 30);
+    for (const change of shown) {
+      list.appendChild(h('li', 'kg-change', change));
+    }
+    if (stage.changes.length > shown.length) {
+      list.appendChild(h('li', 'kg-change kg-more', `\u2026 and ${stage.changes.length - shown.length} more`));
+    }
+    if (stage.changes.length === 0 && this.stage > 0) {
+      list.appendChild(h('li', 'kg-change kg-none', 'no rewrites'));
+    }
+    if (stage.ghostsOmitted > 0) {
+      list.appendChild(h('li', 'kg-change kg-more', `${stage.ghostsOmitted} more removed nodes not drawn`));
+    }
+    info.appendChild(list);
+    this.compilerEl.appendChild(info);
+  }
+
+  /** Compile vs run time, the memory plan, the fused kernels and the plan (below). */
+  private buildCompilerDetails(): void {
+    const compiler = this.fullDoc.compiler;
+    // Keep what the learner opened when the same view is updated.
+    const opened = new Set<string>();
+    for (const d of Array.from(this.compilerDetailsEl.querySelectorAll('details'))) {
+      if ((d as HTMLDetailsElement).open) {
+        opened.add(d.getAttribute('data-key') ?? '');
+      }
+    }
+    this.compilerDetailsEl.replaceChildren();
+    this.compilerDetailsEl.style.display = compiler ? '' : 'none';
+    if (!compiler) {
+      return;
+    }
+    const details = (key: string, className: string, title: string): HTMLDetailsElement => {
+      const d = h('details', className);
+      d.setAttribute('data-key', key);
+      d.open = opened.has(key);
+      d.appendChild(h('summary', 'kg-summary', title));
+      return d;
+    };
+    const stats = h('div', 'kg-compiler-stats');
+    // Times: compile and one run, as bars of the larger one's length.
+    const timing = h('div', 'kg-timing');
+    const times: [string, number | null, string][] = [
+      ['compile', compiler.compileSeconds, compiler.passesSeconds !== null ? `passes ${formatSeconds(compiler.passesSeconds)}` : ''],
+      [
+        'run',
+        compiler.runSeconds,
+        compiler.runSeconds === null
+          ? 'not measured: explain with feed values to time one run'
+          : compiler.compileSeconds !== null && compiler.runSeconds > 0
+            ? `one Session.run; compiling costs ${Math.round(compiler.compileSeconds / compiler.runSeconds).toLocaleString('en')} runs`
+            : 'one Session.run'
+      ]
+    ];
+    const longest = Math.max(...times.map(t => t[1] ?? 0), 1e-12);
+    for (const [name, seconds, note] of times) {
+      const row = h('div', 'kg-bar-row');
+      row.setAttribute('data-what', name);
+      const track = h('span', 'kg-bar-track');
+      const fill = h('span', `kg-bar-fill kg-bar-${name}`);
+      fill.style.width = `${seconds === null ? 0 : Math.max(1, (100 * seconds) / longest)}%`;
+      track.appendChild(fill);
+      row.append(h('span', 'kg-bar-name', name), track, h('span', 'kg-bar-value', seconds === null ? 'n/a' : formatSeconds(seconds)));
+      if (note) {
+        row.appendChild(h('span', 'kg-bar-note', note));
+      }
+      timing.appendChild(row);
+    }
+    stats.appendChild(timing);
+    const memory = compiler.memory;
+    if (memory) {
+      const box = h('div', 'kg-memory');
+      const row = h('div', 'kg-bar-row');
+      const track = h('span', 'kg-bar-track');
+      const fill = h('span', 'kg-bar-fill kg-bar-memory');
+      const buffers = `${memory.buffers} buffer${memory.buffers === 1 ? '' : 's'}, ${memory.inPlace.size} computed in place`;
+      track.appendChild(fill);
+      if (memory.peakBytes !== null && memory.naiveBytes !== null && memory.naiveBytes > 0) {
+        const share = memory.peakBytes / memory.naiveBytes;
+        fill.style.width = `${Math.max(1, Math.min(100, 100 * share))}%`;
+        row.append(h('span', 'kg-bar-name', 'memory'), track, h('span', 'kg-bar-value', `peak ${formatBytes(memory.peakBytes)}`));
+        row.appendChild(
+          h('span', 'kg-bar-note', `${Math.round(100 * share)}% of ${formatBytes(memory.naiveBytes)} without reuse; ${buffers}`)
+        );
+      } else {
+        fill.style.width = '0%';
+        row.append(h('span', 'kg-bar-name', 'memory'), track, h('span', 'kg-bar-value', 'n/a'));
+        row.appendChild(h('span', 'kg-bar-note', `bytes unknown (some shapes only known at run time); ${buffers}`));
+      }
+      box.appendChild(row);
+      stats.appendChild(box);
+    }
+    this.compilerDetailsEl.appendChild(stats);
+    if (compiler.kernels.length > 0) {
+      const all = details('kernels', 'kg-kernels', `fused kernels (${compiler.kernels.length})`);
+      for (const k of compiler.kernels) {
+        const one = details(`kernel:${k.id}`, 'kg-kernel', `${k.kernel} computes ${k.name}: ${k.members.join(' \u2192 ')}`);
+        one.setAttribute('data-group', k.id);
+        one.appendChild(h('pre', 'kg-source', k.source));
+        all.appendChild(one);
+      }
+      this.compilerDetailsEl.appendChild(all);
+    }
+    if (compiler.planSource) {
+      const plan = details('plan', 'kg-plan', 'generated plan (one line per node)');
+      plan.appendChild(h('pre', 'kg-source', compiler.planSource));
+      this.compilerDetailsEl.appendChild(plan);
+    }
+  }
+
+  /** Where a step-through run stands, and its buttons when a kernel drives it. */
+  private updateStepper(): void {
+    const stepper = this.fullDoc.stepper;
+    this.stepperEl.replaceChildren();
+    this.stepperEl.style.display = stepper ? '' : 'none';
+    if (!stepper) {
+      return;
+    }
+    const act = this.options.onAction;
+    const stopped = stepper.done || stepper.error !== null;
+    if (act) {
+      const next = button('kg-step-next', 'Step', 'Run the next node');
+      const run = button('kg-step-run', 'Run to end', 'Run every node left');
+      const reset = button('kg-step-reset', 'Reset', 'Start the run again');
+      next.disabled = stopped;
+      run.disabled = stopped;
+      next.addEventListener('click', () => act('step'));
+      run.addEventListener('click', () => act('run'));
+      reset.addEventListener('click', () => act('reset'));
+      this.stepperEl.append(next, run, reset);
+    }
+    const name = (id: string | null): string => (id !== null ? this.doc.byId.get(id)?.name ?? id : '');
+    let status = `${stepper.position} / ${stepper.total} nodes run`;
+    if (stepper.error !== null) {
+      status += ` \u00b7 stopped at ${name(stepper.errorNode)}`;
+    } else if (stepper.done) {
+      status += ' \u00b7 done';
+    } else if (stepper.next !== null) {
+      status += ` \u00b7 next: ${name(stepper.next)}`;
+    }
+    if (stepper.optimized) {
+      status += ' (compiled order)';
+    }
+    const statusEl = h('span', 'kg-stepper-status', status);
+    statusEl.setAttribute('data-position', String(stepper.position));
+    this.stepperEl.appendChild(statusEl);
+    if (act && !stopped) {
+      this.stepperEl.appendChild(h('span', 'kg-stepper-hint', 'click a node to run up to it'));
+    }
+    const text = stepper.error ?? this.message;
+    if (text) {
+      this.stepperEl.appendChild(h('pre', 'kg-stepper-error', text));
+    }
   }
 
   private updateMatches(): void {
@@ -815,11 +1172,33 @@ export class GraphRenderer {
     enter.append('text').attr('class', 'kg-cluster-label');
     enter.on('click', (event: MouseEvent, d: Cluster) => {
       event.stopPropagation();
-      this.toggleScope(d.scope);
+      const group = this.doc.groups.get(d.scope);
+      if (group) {
+        this.showKernel(group.id);
+      } else {
+        this.toggleScope(d.scope);
+      }
     });
-    enter.append('title').text('Click to collapse this scope');
+    enter.append('title');
     const all = enter.merge(sel);
-    all.select<SVGTextElement>('text.kg-cluster-label').text(d => `\u25be ${d.scope} (${d.count})`);
+    all.classed('kg-fused-group', d => this.doc.groups.has(d.scope));
+    all.each((d, i, nodes) => {
+      const group = this.doc.groups.get(d.scope);
+      if (group) {
+        nodes[i].setAttribute('data-group', group.id);
+      } else {
+        nodes[i].removeAttribute('data-group');
+      }
+    });
+    all
+      .select<SVGTitleElement>('title')
+      .text(d => (this.doc.groups.has(d.scope) ? 'Click to show the generated kernel' : 'Click to collapse this scope'));
+    all.select<SVGTextElement>('text.kg-cluster-label').text(d => {
+      const group = this.doc.groups.get(d.scope);
+      return group
+        ? `\u26a1 ${group.kernel}: ${group.name} (${d.count} ops in one loop)`
+        : `\u25be ${d.scope} (${d.count})`;
+    });
     const place = (s: any): void => {
       s.select('rect.kg-cluster-box')
         .attr('x', (d: Cluster) => d.x - d.width / 2)
@@ -988,6 +1367,12 @@ export class GraphRenderer {
           this.hovered = null;
           this.tooltip.style.display = 'none';
           this.toggleScope(d.scope);
+        } else if (this.doc.stepper && this.options.onAction && d.node) {
+          // Step-through: run up to the clicked node (one that has not run yet).
+          if (!this.state.executed.has(d.node.id) && this.doc.stepper.order.includes(d.node.id)) {
+            event.stopPropagation();
+            this.options.onAction('run_to', d.node.id);
+          }
         }
       });
     enter
@@ -1013,9 +1398,21 @@ export class GraphRenderer {
     let value = '';
     let grad: string | null = null;
     let label: string;
+    let node = box.node;
+    let flags = '';
     const chars = Math.floor((box.width - 12) / 6.4);
     if (box.type === 'node') {
-      const node = box.node!;
+      // The same id can be a different node in another compiler stage (a folded `mul` is a
+      // constant afterwards): read the node from the document drawn now.
+      node = this.doc.byId.get(box.node!.id) ?? box.node!;
+      box.node = node;
+      const stepper = this.doc.stepper;
+      if (stepper) {
+        const atEnd = this.step >= this.timeline.length;
+        flags += st.executed.has(node.id) ? 'e' : '';
+        flags += atEnd && stepper.next === node.id ? 'n' : '';
+        flags += atEnd && stepper.errorNode === node.id ? 'f' : '';
+      }
       active = st.active === node.id;
       match = this.matches.has(node.id);
       label = fitText(node.label, Math.floor((box.width - 12) / 7));
@@ -1031,11 +1428,31 @@ export class GraphRenderer {
       value = `${shown} node${shown === 1 ? '' : 's'}`;
     }
     const phase = active ? st.phase : '';
-    const sig = [active, phase, match, searching, label, value, grad].join('\u0000');
+    const attrs = node ? [node.name, node.kind, node.op, node.device, node.mark].join('\u0001') : '';
+    const sig = [active, phase, match, searching, label, value, grad, flags, attrs, box.width, box.height].join('\u0000');
     if ((g as any).__kgsig === sig) {
       return;
     }
     (g as any).__kgsig = sig;
+    if (node) {
+      g.setAttribute('data-name', node.name);
+      g.setAttribute('data-kind', node.kind);
+      g.setAttribute('data-op', node.op);
+      g.setAttribute('data-device', node.device);
+      if (node.mark) {
+        g.setAttribute('data-mark', node.mark);
+      } else {
+        g.removeAttribute('data-mark');
+      }
+      g.classList.toggle('kg-executed', flags.includes('e'));
+      g.classList.toggle('kg-next', flags.includes('n'));
+      g.classList.toggle('kg-failed', flags.includes('f'));
+      const rect = g.querySelector('rect.kg-box');
+      rect?.setAttribute('x', String(-box.width / 2));
+      rect?.setAttribute('y', String(-box.height / 2));
+      rect?.setAttribute('width', String(box.width));
+      rect?.setAttribute('height', String(box.height));
+    }
     g.classList.toggle('kg-active', active);
     g.classList.toggle('kg-match', match);
     g.classList.toggle('kg-dim', searching && !match);
@@ -1073,6 +1490,17 @@ export class GraphRenderer {
       rows.push(['location', node.location || '\u2014']);
       rows.push(['value', st.values.get(node.id) ?? '\u2014']);
       rows.push(['grad', st.grads.get(node.id) ?? '\u2014']);
+      if (node.mark) {
+        rows.push(['compiler', node.note || MARK_TEXT[node.mark] || node.mark]);
+      }
+      const memory = this.fullDoc.compiler?.memory;
+      if (memory && this.isLastStage() && memory.slots.has(node.id)) {
+        const inPlace = memory.inPlace.has(node.id) ? ' (in place)' : '';
+        rows.push(['buffer', `#${memory.slots.get(node.id)}${inPlace}`]);
+      }
+      if (this.doc.stepper && st.executed.has(node.id)) {
+        rows.push(['run', 'this node has run']);
+      }
       if (st.active === node.id && st.seconds !== null) {
         rows.push(['time', formatSeconds(st.seconds)]);
       }

@@ -38,6 +38,12 @@ export interface GraphNode {
   grad: string | null;
   /** Position in `nodes`. */
   index: number;
+  /**
+   * What a compiler pass did to the node in the stage shown ("folded", "merged",
+   * "simplified", "fused", "removed"; "" for nothing), and a sentence about it.
+   */
+  mark: string;
+  note: string;
 }
 
 export interface GraphEdge {
@@ -58,6 +64,76 @@ export interface GraphStep {
   seconds: number | null;
 }
 
+/** A fused group: the member ops one generated kernel computes (node ids). */
+export interface FusedGroup {
+  /** Id of the fused node (its root member has the same id). */
+  id: string;
+  name: string;
+  kernel: string;
+  members: string[];
+}
+
+/** The graph after one compiler pass (or "as written"); see SCHEMA.md. */
+export interface CompilerStage {
+  name: string;
+  skipped: boolean;
+  before: number | null;
+  after: number | null;
+  seconds: number | null;
+  changes: string[];
+  /** The stage's own node and edge lists, as sent (normalized when drawn). */
+  rawNodes: unknown[];
+  rawEdges: unknown[];
+  marks: Map<string, string>;
+  notes: Map<string, string>;
+  groups: FusedGroup[];
+  fetches: string[];
+  ghostsOmitted: number;
+}
+
+export interface KernelInfo {
+  id: string;
+  name: string;
+  kernel: string;
+  members: string[];
+  source: string;
+}
+
+export interface MemoryInfo {
+  /** Null when some shape is only known at run time. */
+  peakBytes: number | null;
+  naiveBytes: number | null;
+  buffers: number;
+  slots: Map<string, number>;
+  inPlace: Set<string>;
+}
+
+export interface CompilerInfo {
+  stages: CompilerStage[];
+  selected: number;
+  optimized: boolean;
+  skipped: string[];
+  compileSeconds: number | null;
+  passesSeconds: number | null;
+  runSeconds: number | null;
+  memory: MemoryInfo | null;
+  kernels: KernelInfo[];
+  planSource: string;
+}
+
+/** Where a step-through run stands (`sess.step(...)`). */
+export interface StepperInfo {
+  order: string[];
+  position: number;
+  total: number;
+  next: string | null;
+  done: boolean;
+  error: string | null;
+  errorNode: string | null;
+  optimized: boolean;
+  fetches: string[];
+}
+
 export interface GraphDocument {
   version: number;
   title: string;
@@ -66,6 +142,12 @@ export interface GraphDocument {
   edges: GraphEdge[];
   steps: GraphStep[];
   byId: Map<string, GraphNode>;
+  /** The compiler view's stages (null for a plain graph). */
+  compiler: CompilerInfo | null;
+  /** The step-through state (null unless the document is a stepper's). */
+  stepper: StepperInfo | null;
+  /** Fused groups drawn in this document, by the cluster key of their members. */
+  groups: Map<string, FusedGroup>;
 }
 
 /** Any JSON value as display text ("" for null/undefined). */
@@ -150,7 +232,9 @@ export function normalizeDocument(raw: unknown): GraphDocument {
       location: asText(n.location),
       value: asOptionalText(n.value),
       grad: asOptionalText(n.grad),
-      index: nodes.length
+      index: nodes.length,
+      mark: '',
+      note: ''
     };
     nodes.push(node);
     byId.set(id, node);
@@ -186,6 +270,107 @@ export function normalizeDocument(raw: unknown): GraphDocument {
     nodes,
     edges,
     steps,
-    byId
+    byId,
+    compiler: doc.compiler === undefined || doc.compiler === null ? null : readCompiler(doc.compiler),
+    stepper: doc.stepper === undefined || doc.stepper === null ? null : readStepper(doc.stepper),
+    groups: new Map()
+  };
+}
+
+function asTextList(value: unknown): string[] {
+  return asArray(value).map(asText);
+}
+
+function asTextMap(value: unknown): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const [k, v] of Object.entries(asRecord(value))) {
+    out.set(k, asText(v));
+  }
+  return out;
+}
+
+function asOptionalId(value: unknown): string | null {
+  return value === null || value === undefined || value === '' ? null : asText(value);
+}
+
+/** The `compiler` section (see SCHEMA.md), every field coerced. */
+export function readCompiler(raw: unknown): CompilerInfo {
+  const c = asRecord(raw);
+  const stages: CompilerStage[] = asArray(c.stages).map(item => {
+    const s = asRecord(item);
+    return {
+      name: asText(s.name) || '?',
+      skipped: s.skipped === true,
+      before: asNumber(s.before),
+      after: asNumber(s.after),
+      seconds: asNumber(s.seconds),
+      changes: asTextList(s.changes),
+      rawNodes: asArray(s.nodes),
+      rawEdges: asArray(s.edges),
+      marks: asTextMap(s.marks),
+      notes: asTextMap(s.notes),
+      groups: asArray(s.groups).map(g => {
+        const r = asRecord(g);
+        return { id: asText(r.id), name: asText(r.name), kernel: asText(r.kernel), members: asTextList(r.members) };
+      }),
+      fetches: asTextList(s.fetches),
+      ghostsOmitted: asNumber(s.ghosts_omitted) ?? 0
+    };
+  });
+  const selected = asNumber(c.selected);
+  const m = c.memory === null || c.memory === undefined ? null : asRecord(c.memory);
+  let memory: MemoryInfo | null = null;
+  if (m) {
+    const slots = new Map<string, number>();
+    for (const [k, v] of Object.entries(asRecord(m.slots))) {
+      const n = asNumber(v);
+      if (n !== null) {
+        slots.set(k, n);
+      }
+    }
+    memory = {
+      peakBytes: asNumber(m.peak_bytes),
+      naiveBytes: asNumber(m.naive_bytes),
+      buffers: asNumber(m.buffers) ?? slots.size,
+      slots,
+      inPlace: new Set(asTextList(m.in_place))
+    };
+  }
+  return {
+    stages,
+    selected: selected === null ? stages.length - 1 : Math.max(0, Math.min(stages.length - 1, Math.floor(selected))),
+    optimized: c.optimized !== false,
+    skipped: asTextList(c.skipped),
+    compileSeconds: asNumber(c.compile_seconds),
+    passesSeconds: asNumber(c.passes_seconds),
+    runSeconds: asNumber(c.run_seconds),
+    memory,
+    kernels: asArray(c.kernels).map(k => {
+      const r = asRecord(k);
+      return {
+        id: asText(r.id),
+        name: asText(r.name),
+        kernel: asText(r.kernel),
+        members: asTextList(r.members),
+        source: asText(r.source)
+      };
+    }),
+    planSource: asText(c.plan_source)
+  };
+}
+
+/** The `stepper` section (see SCHEMA.md), every field coerced. */
+export function readStepper(raw: unknown): StepperInfo {
+  const s = asRecord(raw);
+  return {
+    order: asTextList(s.order),
+    position: asNumber(s.position) ?? 0,
+    total: asNumber(s.total) ?? 0,
+    next: asOptionalId(s.next),
+    done: s.done === true,
+    error: asOptionalId(s.error),
+    errorNode: asOptionalId(s.error_node),
+    optimized: s.optimized === true,
+    fetches: asTextList(s.fetches)
   };
 }

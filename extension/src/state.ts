@@ -116,6 +116,8 @@ export interface StepState {
   grads: Map<string, string>;
   /** grad_norm per coloured edge index (null: a gradient without a norm). */
   edgeNorms: Map<number, number | null>;
+  /** Nodes that some applied `forward` step ran (a step-through run marks them). */
+  executed: Set<string>;
 }
 
 /** The state after applying the first `step` steps (clamped to 0..length). */
@@ -148,6 +150,7 @@ export function stateAt(timeline: Timeline, step: number): StepState {
   }
 
   const edgeNorms = new Map<number, number | null>();
+  const executed = new Set<string>();
   let sawBackward = false;
   for (let i = 0; i < s; i++) {
     const st = doc.steps[i];
@@ -163,6 +166,7 @@ export function stateAt(timeline: Timeline, step: number): StepState {
       if (st.value !== null) {
         values.set(st.node, st.value);
       }
+      executed.add(st.node);
     } else if (st.phase === 'backward') {
       sawBackward = true;
       if (st.grad !== null) {
@@ -183,6 +187,7 @@ export function stateAt(timeline: Timeline, step: number): StepState {
     seconds: last && last.phase === 'forward' ? last.seconds : null,
     values,
     grads,
-    edgeNorms
+    edgeNorms,
+    executed
   };
 }

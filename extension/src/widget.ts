@@ -9,7 +9,7 @@
  */
 import { DOMWidgetModel, DOMWidgetView, ISerializers } from '@jupyter-widgets/base';
 
-import { GraphRenderer } from './renderer';
+import { GraphRenderer, RendererOptions, StepAction } from './renderer';
 import { MODULE_NAME, MODULE_VERSION } from './version';
 
 /** Steps applied (0..n) for a `step` index (Python-style, negative from the end). */
@@ -54,13 +54,16 @@ export class GraphModel extends DOMWidgetModel {
 }
 
 export class GraphView extends DOMWidgetView {
-  private renderer: GraphRenderer | null = null;
+  protected renderer: GraphRenderer | null = null;
+
+  /** The renderer's options; a subclass adds its own hooks. */
+  protected rendererOptions(): RendererOptions {
+    return { onStepChange: applied => this.sendStep(applied) };
+  }
 
   render(): void {
     this.el.classList.add('kg-widget');
-    this.renderer = new GraphRenderer(this.el, {
-      onStepChange: applied => this.sendStep(applied)
-    });
+    this.renderer = new GraphRenderer(this.el, this.rendererOptions());
     this.renderer.setDocument(this.model.get('graph'), {
       step: n => appliedFromIndex(this.model.get('step'), n)
     });
@@ -104,5 +107,30 @@ export class GraphView extends DOMWidgetView {
     this.renderer?.dispose();
     this.renderer = null;
     return super.remove();
+  }
+}
+
+/**
+ * The view of `kernelgraph.widgets.StepWidget`: the graph view plus Step / Run to end /
+ * Reset buttons (and click-a-node-to-run-to-it), sent to the kernel as custom messages
+ * `{action, node}`; the kernel answers with a new `graph` (and `message`).
+ */
+export class StepView extends GraphView {
+  protected rendererOptions(): RendererOptions {
+    return {
+      ...super.rendererOptions(),
+      onAction: (action: StepAction, node?: string) => {
+        this.send(node === undefined ? { action } : { action, node });
+      }
+    };
+  }
+
+  render(): void {
+    super.render();
+    this.el.classList.add('kg-step-widget');
+    this.renderer?.setMessage(String(this.model.get('message') ?? ''));
+    this.listenTo(this.model, 'change:message', () => {
+      this.renderer?.setMessage(String(this.model.get('message') ?? ''));
+    });
   }
 }

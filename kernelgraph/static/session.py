@@ -480,7 +480,7 @@ class Session:
         run_seconds = None
         values = list((feed_dict or {}).values())
         if not any(v is None for v in values) and not any(
-                n.op in _ASSIGNS or n.op.name in passes.RANDOM for n in plan.order):
+                writes_variable(n) or n.op.name in passes.RANDOM for n in plan.order):
             args = [convert(v) for convert, v in zip(family.converters, values)]
             try:
                 run_seconds = min(_timed(plan, args) for _ in range(3))

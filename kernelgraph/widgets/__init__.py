@@ -5,6 +5,10 @@
 - :class:`GraphWidget`: the same drawing as an ipywidget; ``GraphWidget.live()`` grows as
   eager ops run.
 - :func:`compare` / :class:`TimingWidget`: time the same model in eager and static mode.
+- :func:`compiler_document` (``kg.show(sess.explain(...))``): the graph before and after
+  each compiler pass.
+- :func:`stepper_document` (``kg.show(sess.step(...))``), :class:`StepWidget`: a static run
+  executed node by node.
 - :func:`document_of` / :func:`render_svg`: the JSON document (``SCHEMA.md``) and its SVG.
 
 Only :mod:`.widget` and :mod:`.timing` import ipywidgets / plotly, and only when
@@ -20,6 +24,7 @@ from __future__ import annotations
 
 import importlib
 
+from .compiler import compiler_document
 from .display import GraphDisplay, mimebundle, show
 from .document import (
     MIME_TYPE,
@@ -31,10 +36,12 @@ from .document import (
     traced_run,
 )
 from .recorder import Recorder, record
+from .stepper import stepper_document
 from .svg import layout, render_svg
 
 _LAZY = {
     "GraphWidget": ".widget",
+    "StepWidget": "._stepwidget",
     "TimingWidget": ".timing",
     "compare": ".timing",
     "measure": ".timing",
@@ -43,10 +50,10 @@ _LAZY = {
 }
 
 __all__ = [
-    "MIME_TYPE", "DocumentBuilder", "GraphDisplay", "GraphWidget", "Model", "Recorder",
-    "TimingWidget", "compare", "document_of", "eager_document", "graph_document", "layout",
-    "measure", "mimebundle", "mlp_model", "record", "render_svg", "run_document", "show",
-    "traced_run",
+    "MIME_TYPE", "DocumentBuilder", "GraphDisplay", "GraphWidget", "Model",
+    "Recorder", "StepWidget", "TimingWidget", "compare", "compiler_document", "document_of",
+    "eager_document", "graph_document", "layout", "measure", "mimebundle", "mlp_model",
+    "record", "render_svg", "run_document", "show", "stepper_document", "traced_run",
 ]
 
 

@@ -67,9 +67,20 @@ def caller_names(depth: int = 2) -> dict:
 
 
 def bundle_of(doc: dict, collapse_above: int = 200) -> dict:
-    """The MIME bundle for a document (see module docstring)."""
+    """The MIME bundle for a document (see module docstring); a compiler view
+    (``kg.show(sess.explain(...))``) gets its own SVG and text fallbacks."""
+    if doc.get("compiler"):
+        from .compiler import compiler_svg, compiler_text
+
+        return {MIME_TYPE: doc, "image/svg+xml": compiler_svg(doc),
+                "text/plain": compiler_text(doc)}
+    text = text_summary(doc)
+    if doc.get("stepper"):
+        from .stepper import stepper_line
+
+        text += "\n" + stepper_line(doc)
     return {MIME_TYPE: doc, "image/svg+xml": render_svg(doc, collapse_above),
-            "text/plain": text_summary(doc)}
+            "text/plain": text}
 
 
 def mimebundle(x, title: str | None = None, names: Mapping | None = None, **kwargs) -> dict:
@@ -97,8 +108,9 @@ class GraphDisplay:
 
 
 def show(x, title: str | None = None, names: Mapping | None = None, **kwargs) -> None:
-    """Display ``x``: a ``kg.Tensor``, a ``kg.Graph``, a node or list of fetches, or a run
-    ``(session, fetches, feed_dict)`` (which runs once, traced).
+    """Display ``x``: a ``kg.Tensor``, a ``kg.Graph``, a node or list of fetches, a run
+    ``(session, fetches, feed_dict)`` (which runs once, traced), what the compiler did
+    (``sess.explain(...)``), or a step-through run (``sess.step(...)``).
 
     In IPython the bundle goes to ``IPython.display.display(..., raw=True)``; elsewhere the
     text summary is printed. Eager leaves are labelled with the caller's variable names

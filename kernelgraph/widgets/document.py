@@ -139,6 +139,13 @@ def static_entry(node: Node) -> dict:
     return entry
 
 
+def full_entry(node: Node) -> dict:
+    """:func:`static_entry` with every key of a document node (``value``/``grad`` None)."""
+    entry = {"value": None, "grad": None}
+    entry.update(static_entry(node))
+    return entry
+
+
 def flatten_fetches(fetches, graph: Graph | None = None) -> list[Node]:
     """The graph nodes in a fetches structure (node, name, or nested list/tuple/dict)."""
     out: list[Node] = []
@@ -453,6 +460,8 @@ def document_of(obj, title: str | None = None, names: Mapping | None = None,
     - a static node, or a list/tuple/dict of them (the subgraph those fetches need);
     - ``(session, fetches)`` or ``(session, fetches, feed_dict)``: one traced run;
     - a ``kg.Tensor`` / eager node or a list of them (the recorded eager graph);
+    - an Explanation (``sess.explain(...)``): the compiler view, one stage per pass;
+    - a Stepper (``sess.step(...)``): the run so far, the next node marked;
     - a document (returned as it is).
 
     >>> import kernelgraph as kg
@@ -460,10 +469,20 @@ def document_of(obj, title: str | None = None, names: Mapping | None = None,
     >>> document_of(x * 2.0)["mode"]
     'eager'
     """
+    from ..static.passes import Explanation
     from ..static.session import Session
+    from ..static.stepper import Stepper
 
     if is_document(obj):
         return obj
+    if isinstance(obj, Explanation):
+        from .compiler import compiler_document
+
+        return compiler_document(obj, title=title)
+    if isinstance(obj, Stepper):
+        from .stepper import stepper_document
+
+        return stepper_document(obj, title=title)
     if isinstance(obj, Graph):
         return graph_document(obj, title=title, **kwargs)
     if isinstance(obj, Tensor | EagerNode):
@@ -481,7 +500,8 @@ def document_of(obj, title: str | None = None, names: Mapping | None = None,
         if flat and all(isinstance(x, Node) for x in flat):
             return graph_document(fetches=flat, title=title, **kwargs)
     raise TypeError(f"cannot draw a {type(obj).__name__}: expected a kg.Graph, graph nodes, "
-                    "(session, fetches, feed_dict), or kg.Tensor objects")
+                    "(session, fetches, feed_dict), kg.Tensor objects, sess.explain(...) "
+                    "or sess.step(...)")
 
 
 def _flat(items) -> list:

@@ -36,6 +36,9 @@ FILL = {"input": "#dbeafe", "variable": "#dcfce7", "leaf": "#dcfce7", "const": "
 STROKE = {"input": "#3b82f6", "variable": "#16a34a", "leaf": "#16a34a", "const": "#9ca3af",
           "op": "#d97706", "gradient": "#db2777", "scope": "#4f46e5"}
 DEVICE_STROKE, TRANSFER_FILL = "#7c3aed", "#ede9fe"  # GPU placement, as in the extension
+# What a compiler pass did to a node (the compiler view), as the extension colours it.
+MARK_STROKE = {"folded": "#0d9488", "merged": "#9333ea", "simplified": "#2563eb",
+               "fused": "#ea580c", "removed": "#9ca3af"}
 CHAR_W, LINE_H, PAD, GAP_X, GAP_Y, MARGIN, TITLE_H = 7.0, 14, 8, 22, 46, 16, 28
 
 
@@ -190,8 +193,12 @@ _TEXT_STYLE = {"label": 'font-weight="600" fill="#111827"', "value": 'fill="#1f2
                "shape": 'fill="#6b7280"', "grad": 'fill="#b91c1c"'}
 
 
-def render_svg(doc: dict, collapse_above: int = 200, edge_labels_below: int = 60) -> str:
-    """The SVG text for a graph document (see module docstring)."""
+def render_svg(doc: dict, collapse_above: int = 200, edge_labels_below: int = 60,
+               marks: dict | None = None) -> str:
+    """The SVG text for a graph document (see module docstring). ``marks`` ({node id:
+    "folded" | "merged" | "simplified" | "fused" | "removed"}) outlines what a compiler pass
+    did to a node in that pass's colour."""
+    marks = marks or {}
     nodes, edges = collapse(doc, collapse_above)
     sizes, lines = {}, {}
     for n in nodes:
@@ -258,9 +265,15 @@ def render_svg(doc: dict, collapse_above: int = 200, edge_labels_below: int = 60
             stroke, width = DEVICE_STROKE, "2.5"
         if n.get("op") == "to_device":
             fill = TRANSFER_FILL
+        mark = marks.get(nid)
+        if mark in MARK_STROKE:
+            stroke, width = MARK_STROKE[mark], "2.5"
+            if mark == "removed":
+                dash = ' stroke-dasharray="3 3" opacity="0.5"'
         rx = 14 if kind in ("input", "leaf") else 4
+        mark_attr = f' data-mark="{esc(mark)}"' if mark else ""
         out.append(f'<g class="kg-node" data-id="{esc(nid)}" data-kind="{esc(kind)}" '
-                   f'data-device="{esc(device)}">'
+                   f'data-device="{esc(device)}"{mark_attr}>'
                    f"<title>{esc(_tooltip(n))}</title>"
                    f'<rect x="{x:.1f}" y="{y:.1f}" width="{w:.1f}" height="{h:.1f}" '
                    f'rx="{rx}" fill="{fill}" stroke="{stroke}" stroke-width="{width}"{dash}/>')

@@ -59,6 +59,10 @@ def propagate(order, grads: dict, mode: Mode) -> dict:
         for k, v, gx in zip(keys, values, in_grads):
             if k is None or gx is None:
                 continue
+            if type(gx) is Parts:  # an item of a tuple-valued node (kg.cond, kg.while_loop)
+                prev = grads.get(id(k))
+                grads[id(k)] = (k, gx if prev is None else prev[1].merged(gx))
+                continue
             if not same_shape(gx, v):
                 gx = sum_to_like(gx, v)
             if gx.dtype != v.dtype and v.dtype in FLOATS:
@@ -66,6 +70,34 @@ def propagate(order, grads: dict, mode: Mode) -> dict:
             prev = grads.get(id(k))
             grads[id(k)] = (k, gx if prev is None else add(prev[1], gx))
     return grads
+
+
+class Parts:
+    """The gradient of a node whose value is a tuple (a static ``kg.cond`` or
+    ``kg.while_loop`` node): one gradient or None per item. Each ``output`` node that picks
+    an item sends a Parts with only its item set; :func:`propagate` merges them, so the
+    control-flow node's own gradient rule receives them all at once.
+
+    Deliberately not a sequence, so that viewers do not try to turn it into an array.
+    """
+
+    __slots__ = ("items",)
+
+    def __init__(self, items):
+        self.items = list(items)
+
+    @classmethod
+    def one(cls, count: int, index: int, g) -> Parts:
+        items = [None] * count
+        items[index] = g
+        return cls(items)
+
+    def merged(self, other: Parts) -> Parts:
+        return Parts([b if a is None else a if b is None else add(a, b)
+                      for a, b in zip(self.items, other.items)])
+
+    def __repr__(self):
+        return f"<gradient parts {self.items!r}>"
 
 
 def static_same_shape(g, x) -> bool:

@@ -313,3 +313,87 @@ nn.max_pool2d = nn.max_pool = max_pool2d
 nn.avg_pool2d = nn.avg_pool = avg_pool2d
 device = kg_device  # tf.device('/gpu:0') places nodes, as kg.device('cuda') does
 __all__ += ["device"]
+
+
+# -- control flow and RNNs (kernelgraph.ops.control, kernelgraph.nn) ---------------------------
+def _graph_values(values):
+    """Graph mode: Python numbers and arrays become constants (TF1 converts them)."""
+    from ..ops.control import flatten, pack_as
+
+    return pack_as(values, [v if isinstance(v, Node) else constant(v)
+                            for v in flatten(values)])
+
+
+def _unpack_singleton(result):
+    return result[0] if isinstance(result, list | tuple) and len(result) == 1 else result
+
+
+def cond(pred, true_fn=None, false_fn=None, strict=False, name=None):
+    """tf.cond(pred, true_fn, false_fn): only the branch ``pred`` picks runs. As in TF1,
+    a branch's one-element list is unpacked unless ``strict=True``."""
+    from ..ops.control import cond as kg_cond
+
+    if not isinstance(pred, Node):
+        pred = constant(bool_py(pred))
+    result = kg_cond(pred, true_fn, false_fn, name=name)
+    return result if strict else _unpack_singleton(result)
+
+
+def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations=10,
+               back_prop=True, swap_memory=False, name=None, maximum_iterations=None,
+               return_same_structure=False):
+    """tf.while_loop: one loop node in the graph (``parallel_iterations`` and
+    ``swap_memory`` are accepted and have nothing to do here). As in TF1, one loop variable
+    in a list comes back as a tensor unless ``return_same_structure=True``."""
+    from ..ops.control import while_loop as kg_while
+
+    result = kg_while(cond, body, _graph_values(loop_vars), shape_invariants,
+                      maximum_iterations=maximum_iterations, back_prop=back_prop, name=name)
+    return result if return_same_structure else _unpack_singleton(result)
+
+
+def _dynamic_rnn(cell, inputs, sequence_length=None, initial_state=None, dtype=None,
+                 parallel_iterations=None, swap_memory=False, time_major=False, scope=None):
+    """tf.nn.dynamic_rnn(cell, inputs, sequence_length, initial_state, dtype): (outputs,
+    final_state), outputs zero past each sequence's length."""
+    from ..nn import dynamic_rnn
+
+    return dynamic_rnn(cell, inputs, sequence_length=sequence_length,
+                       initial_state=initial_state, dtype=dtype, time_major=time_major,
+                       scope=scope)
+
+
+class BasicRNNCell:
+    """tf.nn.rnn_cell.BasicRNNCell(num_units): a tanh RNN cell whose input size is taken
+    from its first input, as in TF; it is a :class:`kernelgraph.nn.RNNCell` inside
+    (PyTorch's parameters: two weight matrices and two biases)."""
+
+    def __init__(self, num_units, activation=None, reuse=None, name=None, dtype=None):
+        if activation not in (None, ops.tanh):
+            raise NotImplementedError("BasicRNNCell: only the default tanh activation is "
+                                      "implemented")
+        self.num_units, self.name, self.dtype = int(num_units), name, dtype
+        self.cell = None  # made at the first call, when the input size is known
+
+    state_size = output_size = property(lambda self: self.num_units)
+
+    def __call__(self, inputs, state):
+        """TF's cell call: ``(output, new_state)``, both the new state."""
+        if self.cell is None:
+            from ..nn import RNNCell
+
+            size = inputs.shape[-1] if inputs.shape is not None else None
+            if size is None:
+                raise ValueError("BasicRNNCell: the last dim of the inputs must be known")
+            self.cell = RNNCell(size, self.num_units, dtype=self.dtype or inputs.dtype,
+                                name=self.name or "basic_rnn_cell")
+        h = self.cell(inputs, state)
+        return h, h
+
+    def zero_state(self, batch_size, dtype):
+        return zeros([batch_size, self.num_units], dtype=dtype)
+
+
+nn.dynamic_rnn = _dynamic_rnn
+nn.rnn_cell = types.SimpleNamespace(BasicRNNCell=BasicRNNCell, RNNCell=BasicRNNCell)
+__all__ += ["cond", "while_loop"]

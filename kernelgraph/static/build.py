@@ -83,6 +83,13 @@ def build(op, args, attrs) -> Node:
     """Add a node for ``op(*args, **attrs)`` to the graph of its node inputs."""
     name = attrs.pop("name", None) if "name" in attrs else None
     location = user_location(2)
+    # Control flow (static/control_flow.py): while a kg.cond branch or kg.while_loop body is
+    # traced into its own graph, a node of an enclosing graph is read through a placeholder
+    # of that graph (a *capture*, fed with the outer value when the branch or body runs).
+    current = get_default_graph()
+    if getattr(current, "capture", None) is not None:
+        args = tuple(current.capture(a) if isinstance(a, Node) and a.graph is not current
+                     else a for a in args)
     graph = None
     first = None
     for a in args:

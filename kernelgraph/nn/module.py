@@ -1,0 +1,273 @@
+"""``kg.nn.Module``: a layer with parameters that works in both modes.
+
+A module owns its parameters as eager leaf tensors (``requires_grad=True``), as PyTorch's
+``nn.Module`` does. Called on eager tensors, ``forward`` reads those tensors. Called on graph
+nodes, the very same ``forward`` reads ``kg.Variable`` nodes instead: one per parameter,
+created in that graph the first time the module is used there, with the parameter's value
+at that moment as its initial value, so both modes start from identical weights.
+
+>>> import kernelgraph as kg
+>>> import numpy as np
+>>> class Scale(kg.nn.Module):
+...     def __init__(self, n):
+...         super().__init__()
+...         self.register_parameter("weight", kg.ones(n))
+...     def forward(self, x):
+...         return x * self.weight
+>>> m = Scale(2)
+>>> m(kg.tensor([3.0, 4.0])).tolist()                       # eager: the tensor parameter
+[3.0, 4.0]
+>>> g = kg.Graph()
+>>> with g.as_default():
+...     x = kg.placeholder(kg.float32, shape=[2])
+...     y = m(x)                                            # static: a kg.Variable
+...     init = kg.global_variables_initializer()
+>>> [v.name for v in m.variables(g)]
+['scale/weight']
+>>> with kg.Session(g) as sess:
+...     _ = sess.run(init)
+...     sess.run(y, {x: [3.0, 4.0]}).tolist()
+[3.0, 4.0]
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import weakref
+from collections.abc import Iterator
+
+import numpy as np
+
+from .. import dtypes as D
+from ..eager import Tensor, no_grad, tensor
+from ..graph import Graph, Node
+
+
+class _Calls(threading.local):
+    """Which graph the module calls in progress run in (None: eager), innermost last."""
+
+    def __init__(self):
+        self.stack: list = []
+
+
+_calls = _Calls()
+
+
+def _static_graph(values) -> Graph | None:
+    """The user's graph of the first graph node among ``values`` (nested lists, tuples and
+    dicts looked into), or None when there is none (an eager call)."""
+    from ..static.control_flow import root_graph
+
+    stack = list(values)
+    while stack:
+        v = stack.pop(0)
+        if isinstance(v, Node) and type(v).__name__ != "EagerNode":
+            return root_graph(v.graph)
+        if isinstance(v, list | tuple):
+            stack[:0] = list(v)
+        elif isinstance(v, dict):
+            stack[:0] = list(v.values())
+    return None
+
+
+def _snake(name: str) -> str:
+    """``RNNCell`` -> ``rnn_cell``, ``Linear`` -> ``linear``."""
+    return re.sub(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", "_", name).lower()
+
+
+class Module:
+    """Base class of layers: parameters, sub-modules, and a ``forward`` for both modes.
+
+    Subclasses call ``super().__init__()`` first, register parameters with
+    :meth:`register_parameter` (or assign sub-modules as attributes), and define
+    ``forward``. Inside ``forward``, ``self.<parameter>`` is the eager tensor when the call
+    is eager and this module's ``kg.Variable`` in the caller's graph when it is static.
+
+    ``name`` names the module's variables in a graph (``'<name>/<parameter>'``); it defaults
+    to the class name in snake case (``RNNCell`` -> ``rnn_cell``).
+    """
+
+    def __init__(self, name: str | None = None):
+        object.__setattr__(self, "_parameters", {})
+        object.__setattr__(self, "_modules", {})
+        object.__setattr__(self, "_variables", weakref.WeakKeyDictionary())
+        object.__setattr__(self, "training", True)
+        object.__setattr__(self, "name", name or _snake(type(self).__name__))
+
+    # -- parameters and sub-modules ----------------------------------------------------------
+    def register_parameter(self, name: str, value) -> Tensor | None:
+        """Make ``value`` (a float tensor or array; None for an absent optional one, like a
+        bias that is switched off) the parameter ``name``: a leaf tensor that requires grad.
+
+        >>> import kernelgraph as kg
+        >>> m = kg.nn.Module()
+        >>> m.register_parameter("w", kg.zeros(2)).requires_grad
+        True
+        """
+        params = self.__dict__.get("_parameters")
+        if params is None:
+            raise AttributeError("cannot register a parameter before Module.__init__() runs; "
+                                 "call super().__init__() first")
+        if not isinstance(name, str) or not name.isidentifier():
+            raise ValueError(f"parameter name must be a Python identifier, got {name!r}")
+        if name in self.__dict__ or name in self._modules:
+            raise KeyError(f"attribute '{name}' already exists")
+        if value is None:
+            params[name] = None
+            return None
+        if isinstance(value, Node) and not isinstance(value, Tensor):
+            raise TypeError(f"a parameter holds values; got the graph node '{value.name}'")
+        t = value if isinstance(value, Tensor) else tensor(np.asarray(value))
+        if t.dtype not in D.FLOATS:
+            raise TypeError(f"parameter '{name}' must be float32 or float64, got "
+                            f"{t.dtype.name}")
+        if not t.is_leaf:
+            t = t.detach()
+        t.requires_grad_(True)
+        params[name] = t
+        return t
+
+    def __setattr__(self, name: str, value):
+        modules = self.__dict__.get("_modules")
+        if isinstance(value, Module):
+            if modules is None:
+                raise AttributeError("cannot assign a sub-module before Module.__init__() runs;"
+                                     " call super().__init__() first")
+            self._parameters.pop(name, None)
+            modules[name] = value
+            return
+        params = self.__dict__.get("_parameters")
+        if params is not None and name in params:
+            if value is not None and not isinstance(value, Tensor):
+                raise TypeError(f"cannot assign {type(value).__name__} to parameter '{name}' "
+                                "(a kg.Tensor or None)")
+            params[name] = value
+            return
+        if modules is not None and name in modules:
+            del modules[name]
+        object.__setattr__(self, name, value)
+
+    def __getattr__(self, name: str):
+        # Called only when ordinary lookup fails: parameters and sub-modules live in dicts.
+        params = self.__dict__.get("_parameters", {})
+        if name in params:
+            graph = _calls.stack[-1] if _calls.stack else None
+            if graph is None or params[name] is None:
+                return params[name]
+            return self._graph_variables(graph)[name]
+        modules = self.__dict__.get("_modules", {})
+        if name in modules:
+            return modules[name]
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
+    def named_parameters(self, prefix: str = "", recurse: bool = True
+                         ) -> Iterator[tuple[str, Tensor]]:
+        """``(name, tensor)`` for every parameter, sub-modules' as ``'child.weight'``.
+
+        >>> import kernelgraph as kg
+        >>> [name for name, _ in kg.nn.RNNCell(2, 3, bias=False).named_parameters()]
+        ['weight_ih', 'weight_hh']
+        """
+        for name, p in self._parameters.items():
+            if p is not None:
+                yield prefix + name, p
+        if recurse:
+            for child_name, child in self._modules.items():
+                yield from child.named_parameters(prefix + child_name + ".", True)
+
+    def parameters(self, recurse: bool = True) -> Iterator[Tensor]:
+        """Every parameter tensor (for an optimiser)."""
+        for _, p in self.named_parameters(recurse=recurse):
+            yield p
+
+    def children(self) -> Iterator[Module]:
+        yield from self._modules.values()
+
+    def modules(self) -> Iterator[Module]:
+        """This module and every module inside it."""
+        yield self
+        for child in self._modules.values():
+            yield from child.modules()
+
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        """Forget the gradients ``backward()`` accumulated in every parameter."""
+        for p in self.parameters():
+            if p.grad is not None:
+                if set_to_none:
+                    p.grad = None
+                else:
+                    with no_grad():
+                        p.grad = tensor(np.zeros_like(p.grad.numpy()))
+
+    def train(self, mode: bool = True) -> Module:
+        """Training mode (the default): layers such as dropout are active."""
+        for m in self.modules():
+            object.__setattr__(m, "training", bool(mode))
+        return self
+
+    def eval(self) -> Module:
+        """Evaluation mode: ``train(False)``."""
+        return self.train(False)
+
+    # -- static mode -------------------------------------------------------------------------
+    def variables(self, graph: Graph | None = None, recurse: bool = True) -> list:
+        """This module's ``kg.Variable`` nodes in ``graph`` (the default graph if None),
+        in parameter order; made now if the module was not used in that graph yet (their
+        initial values are the parameters' values now).
+
+        >>> import kernelgraph as kg
+        >>> with kg.Graph().as_default() as g:
+        ...     [v.name for v in kg.nn.RNNCell(2, 3, bias=False).variables()]
+        ['rnn_cell/weight_ih', 'rnn_cell/weight_hh']
+        """
+        from ..graph import get_default_graph
+        from ..static.control_flow import root_graph
+
+        graph = root_graph(graph if graph is not None else get_default_graph())
+        found = [v for name, v in self._graph_variables(graph).items()
+                 if self._parameters[name] is not None]
+        if recurse:
+            for child in self._modules.values():
+                found.extend(child.variables(graph, True))
+        return found
+
+    def _graph_variables(self, graph: Graph) -> dict:
+        made = self._variables.get(graph)
+        if made is None:
+            from ..static.variables import Variable
+
+            made = {}
+            # Made in the user's graph even while a loop body or branch is being traced
+            # there (then the body reads them as captured inputs, like any outer node).
+            # One name scope per module and graph, uniquified as TF does ('dense_1/...').
+            with graph.as_default(), graph.name_scope(self.name):
+                for name, p in self._parameters.items():
+                    if p is not None:
+                        made[name] = Variable(np.array(p.detach().numpy(), copy=True),
+                                              name=name)
+            self._variables[graph] = made
+        return made
+
+    # -- calling -----------------------------------------------------------------------------
+    def forward(self, *args, **kwargs):
+        raise NotImplementedError(f"{type(self).__name__} must define forward()")
+
+    def __call__(self, *args, **kwargs):
+        """``forward(*args, **kwargs)``, with parameters read in the mode of the arguments."""
+        _calls.stack.append(_static_graph([*args, *kwargs.values()]))
+        try:
+            return self.forward(*args, **kwargs)
+        finally:
+            _calls.stack.pop()
+
+    def extra_repr(self) -> str:
+        """What ``repr`` shows between the parentheses (subclasses: their arguments)."""
+        return ""
+
+    def __repr__(self):
+        inner = [f"  ({name}): {child!r}".replace("\n", "\n  ")
+                 for name, child in self._modules.items()]
+        if not inner:
+            return f"{type(self).__name__}({self.extra_repr()})"
+        return f"{type(self).__name__}({self.extra_repr()}\n" + "\n".join(inner) + "\n)"

@@ -1,0 +1,282 @@
+"""Recurrent networks: ``kg.nn.RNNCell`` and ``kg.nn.dynamic_rnn``, in both modes.
+
+One cell, one formula (PyTorch's ``nn.RNNCell``)::
+
+    h' = tanh(x W_ih^T + b_ih + h W_hh^T + b_hh)
+
+``dynamic_rnn`` runs it over a batch of sequences of different lengths with TF1's
+semantics: outputs past a sequence's length are zero, and the final state of a sequence is
+its state at its length. Eager mode loops in Python over however many steps this batch has
+(a new graph per call: the dynamic story); static mode is one ``kg.while_loop`` node whose
+number of iterations is read from the fed data, so one graph serves every length.
+
+>>> import kernelgraph as kg
+>>> import numpy as np
+>>> kg.random.seed(0)
+>>> cell = kg.nn.RNNCell(2, 3)
+>>> x = np.ones((2, 4, 2), np.float32)                      # batch 2, 4 steps, 2 features
+>>> out, h = kg.nn.dynamic_rnn(cell, kg.tensor(x), sequence_length=[4, 2])
+>>> out.shape, h.shape, bool((out[1, 2:] == 0).numpy().all())
+((2, 4, 3), (2, 3), True)
+>>> g = kg.Graph()
+>>> with g.as_default():
+...     xs = kg.placeholder(kg.float32, shape=[None, None, 2])
+...     lengths = kg.placeholder(kg.int64, shape=[None])
+...     out_s, h_s = kg.nn.dynamic_rnn(cell, xs, sequence_length=lengths)
+...     init = kg.global_variables_initializer()
+>>> with kg.Session(g) as sess:
+...     _ = sess.run(init)
+...     static_h = sess.run(h_s, {xs: x, lengths: [4, 2]})
+>>> np.allclose(static_h, h.detach().numpy())               # the two modes agree
+True
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .. import dtypes as D
+from .. import ops as O
+from ..devices import device
+from ..eager import Tensor, tensor
+from ..graph import Node, shape_str, user_location
+from ..ops import random as R
+from ..ops.control import dim_size
+from .module import Module
+
+
+class RNNCell(Module):
+    """An Elman RNN cell with tanh: ``h' = tanh(x W_ih^T + b_ih + h W_hh^T + b_hh)``.
+
+    Parameters as PyTorch's ``nn.RNNCell``: ``weight_ih`` (hidden, input), ``weight_hh``
+    (hidden, hidden), ``bias_ih`` and ``bias_hh`` (hidden), each drawn from
+    U(-1/sqrt(hidden), 1/sqrt(hidden)) by ``kg.random`` (so ``kg.random.seed`` fixes them).
+    ``cell(x, h)`` takes x (batch, input) and h (batch, hidden) -- h defaults to zeros -- as
+    eager tensors or as graph nodes; ``state_size`` and ``output_size`` are ``hidden_size``
+    (TF's cell interface, for :func:`dynamic_rnn`).
+
+    >>> import kernelgraph as kg
+    >>> cell = kg.nn.RNNCell(3, 4)
+    >>> [(name, p.shape) for name, p in cell.named_parameters()]
+    [('weight_ih', (4, 3)), ('weight_hh', (4, 4)), ('bias_ih', (4,)), ('bias_hh', (4,))]
+    >>> cell(kg.ones(2, 3)).shape
+    (2, 4)
+    """
+
+    def __init__(self, input_size: int, hidden_size: int, bias: bool = True, dtype=None,
+                 name: str | None = None):
+        super().__init__(name)
+        for what, n in (("input_size", input_size), ("hidden_size", hidden_size)):
+            if isinstance(n, bool) or not isinstance(n, int | np.integer) or n <= 0:
+                raise ValueError(f"RNNCell: {what} must be a positive int, got {n!r}")
+        self.input_size, self.hidden_size, self.bias = int(input_size), int(hidden_size), bias
+        dtype = D.as_dtype(dtype) if dtype is not None else D.float32
+        if dtype not in D.FLOATS:
+            raise TypeError(f"RNNCell: dtype must be float32 or float64, got {dtype.name}")
+        k = 1.0 / math.sqrt(self.hidden_size)
+
+        def draw(*shape):
+            return R.uniform(shape, low=-k, high=k, dtype=dtype)
+
+        self.register_parameter("weight_ih", draw(self.hidden_size, self.input_size))
+        self.register_parameter("weight_hh", draw(self.hidden_size, self.hidden_size))
+        self.register_parameter("bias_ih", draw(self.hidden_size) if bias else None)
+        self.register_parameter("bias_hh", draw(self.hidden_size) if bias else None)
+
+    @property
+    def state_size(self) -> int:
+        return self.hidden_size
+
+    @property
+    def output_size(self) -> int:
+        return self.hidden_size
+
+    @property
+    def dtype(self):
+        return self._parameters["weight_ih"].dtype
+
+    def forward(self, x, h=None):
+        """The next hidden state (also the cell's output)."""
+        self._check(x, "input", self.input_size)
+        if h is None:
+            h = zero_state(x, self.hidden_size, self.dtype)
+        self._check(h, "hidden state", self.hidden_size)
+        out = O.matmul(x, O.transpose(self.weight_ih))
+        if self.bias:
+            out = out + self.bias_ih
+        out = out + O.matmul(h, O.transpose(self.weight_hh))
+        if self.bias:
+            out = out + self.bias_hh
+        return O.tanh(out)
+
+    def _check(self, x, what, size):
+        shape = getattr(x, "shape", None)
+        if shape is None or not isinstance(x, Tensor | Node):
+            raise TypeError(f"RNNCell: the {what} must be a kg.Tensor or a graph node, got "
+                            f"{type(x).__name__}")
+        if len(shape) not in (1, 2) or (shape[-1] is not None and shape[-1] != size):
+            raise ValueError(f"RNNCell: expected the {what} of shape (batch, {size}), got "
+                             f"{shape_str(shape)}")
+
+    def extra_repr(self) -> str:
+        return f"{self.input_size}, {self.hidden_size}" + ("" if self.bias else ", bias=False")
+
+
+def zero_state(like, size: int, dtype):
+    """Zeros of shape (batch, size), batch taken from ``like`` (batch, ...): known only at
+    run time for a graph node, so made from it rather than from a shape."""
+    if isinstance(like, Tensor):
+        return tensor(np.zeros((*like.shape[:-1], size), dtype))
+    zeros = O.zeros_like(like[..., :1])  # (batch, 1), broadcast to (batch, size) below
+    if zeros.dtype != dtype:
+        zeros = O.cast(zeros, dtype=dtype)
+    return zeros + np.zeros(size, dtype)
+
+
+def dynamic_rnn(cell, inputs, sequence_length=None, initial_state=None, dtype=None,
+                time_major: bool = False, scope: str | None = None) -> tuple:
+    """Run ``cell`` over ``inputs`` step by step (TF1's ``tf.nn.dynamic_rnn``); returns
+    ``(outputs, final_state)``.
+
+    >>> import kernelgraph as kg
+    >>> cell = kg.nn.RNNCell(1, 2)
+    >>> out, h = kg.nn.dynamic_rnn(cell, kg.ones(3, 4, 1), sequence_length=[4, 1, 0])
+    >>> out.shape, h.shape, out[2].abs().sum().item(), h[1].tolist() == out[1, 0].tolist()
+    ((3, 4, 2), (3, 2), 0.0, True)
+
+    ``inputs`` is (batch, time, input) (or (time, batch, input) with ``time_major=True``);
+    ``sequence_length`` (batch,) ints: outputs at steps at or past a sequence's length are
+    zero and its final state is the state at its length (all steps when None).
+    ``initial_state`` (batch, state_size) defaults to zeros of ``dtype`` (the inputs' dtype
+    when None). ``outputs`` is (batch, time, output_size) (time first if ``time_major``).
+
+    Eager tensors: a Python loop, recorded for ``backward()``. Graph nodes: a
+    ``kg.while_loop`` over however many steps the fed inputs have; batch and time may be
+    unknown (``placeholder([None, None, n])``), and ``kg.gradients`` reaches the inputs,
+    ``initial_state`` and the cell's variables.
+    """
+    if not hasattr(cell, "state_size") or not callable(cell):
+        raise TypeError(f"dynamic_rnn: cell must be a callable RNN cell with state_size (such "
+                        f"as kg.nn.RNNCell), got {type(cell).__name__}")
+    static = isinstance(inputs, Node) and not isinstance(inputs, Tensor)
+    if not static and not isinstance(inputs, Tensor):
+        inputs = tensor(np.asarray(inputs))
+    if inputs.ndim is not None and inputs.ndim != 3:
+        layout = "time, batch, input" if time_major else "batch, time, input"
+        raise ValueError(f"dynamic_rnn: inputs must be 3-d ({layout}), got shape "
+                         f"{shape_str(inputs.shape)}")
+    if dtype is not None and D.as_dtype(dtype) != inputs.dtype:
+        raise TypeError(f"dynamic_rnn: dtype {D.as_dtype(dtype).name} differs from the "
+                        f"inputs' {inputs.dtype.name}")
+    if static:
+        from ..graph import get_default_graph
+        from ..static.control_flow import FuncGraph
+
+        current = get_default_graph()  # a loop body being traced, or the inputs' graph
+        graph = current if isinstance(current, FuncGraph) else inputs.graph
+        with graph.as_default(), graph.name_scope(scope or "rnn"):
+            return _static_rnn(cell, inputs, sequence_length, initial_state, time_major)
+    return _eager_rnn(cell, inputs, sequence_length, initial_state, time_major)
+
+
+def _eager_lengths(sequence_length, batch):
+    if sequence_length is None:
+        return None
+    lengths = sequence_length.detach().numpy() if isinstance(sequence_length, Tensor) else \
+        np.asarray(sequence_length)
+    if lengths.dtype.kind not in "iu" or lengths.shape != (batch,):
+        raise ValueError(f"dynamic_rnn: sequence_length must be {batch} ints (one per "
+                         f"sequence), got {lengths.dtype.name} {shape_str(lengths.shape)}")
+    if (lengths < 0).any():
+        raise ValueError(f"dynamic_rnn: sequence_length must not be negative, got "
+                         f"{lengths.tolist()}")
+    return lengths
+
+
+def _eager_rnn(cell, inputs, sequence_length, initial_state, time_major):
+    steps, batch = (inputs.shape[0], inputs.shape[1]) if time_major else \
+        (inputs.shape[1], inputs.shape[0])
+    lengths = _eager_lengths(sequence_length, batch)
+    h = initial_state
+    if h is None:
+        h = tensor(np.zeros((batch, cell.state_size), inputs.dtype))
+    outputs = []
+    for t in range(steps):
+        x_t = inputs[t] if time_major else inputs[:, t]
+        out, h_next = _call_cell(cell, x_t, h)
+        if lengths is None:
+            h = h_next
+        else:
+            # The same ops as the static loop, so both modes compute the same bits.
+            alive = tensor((t < lengths)[:, None])
+            out = O.where(alive, out, O.zeros_like(out))
+            h = O.where(alive, h_next, h)
+        outputs.append(out)
+    if not outputs:
+        shape = (0, batch, cell.output_size) if time_major else (batch, 0, cell.output_size)
+        return tensor(np.zeros(shape, inputs.dtype)), h
+    return O.stack(outputs, axis=0 if time_major else 1), h
+
+
+def _static_rnn(cell, inputs, sequence_length, initial_state, time_major):
+    location = user_location()
+    x = inputs if time_major else O.transpose(inputs, perm=(1, 0, 2))  # (time, batch, input)
+    with device("cpu"):  # a host op, like the loop that reads it
+        steps = dim_size(x, axis=0)
+    if initial_state is None:
+        initial_state = zero_state(_first_step(x), cell.state_size, inputs.dtype)
+    lengths = None
+    if sequence_length is not None:
+        lengths = sequence_length
+        if not isinstance(lengths, Node):
+            lengths = np.asarray(lengths)
+            if lengths.dtype.kind not in "iu" or lengths.ndim != 1:
+                raise ValueError(f"dynamic_rnn: sequence_length must be a vector of ints, got "
+                                 f"{lengths.dtype.name} {shape_str(lengths.shape)}")
+            from ..static.variables import constant
+
+            lengths = constant(lengths.astype(np.int64), name="sequence_length")
+        if lengths.dtype not in D.INTS or (lengths.shape is not None
+                                           and len(lengths.shape) != 1):
+            raise ValueError(f"dynamic_rnn: sequence_length must be a vector of ints, got "
+                             f"{lengths.dtype.name} {shape_str(lengths.shape)}")
+        lengths = O.cast(lengths, dtype=D.int64)
+
+    def keep_going(t, h):
+        return t < steps
+
+    def step(t, h):
+        out, h_next = _call_cell(cell, O.gather(x, t, axis=0), h)
+        if lengths is None:
+            return (t + 1, h_next), [out]
+        alive = O.less(t, lengths)[:, None]
+        return (t + 1, O.where(alive, h_next, h)), [O.where(alive, out, O.zeros_like(out))]
+
+    from ..static.control_flow import build_while
+
+    start = np.array(0, np.int64)
+    (_, final), (outputs,) = build_while(keep_going, step, [start, initial_state], None, None,
+                                         True, "while", location, stacked=1,
+                                         stacked_like=[initial_state] if getattr(
+                                             cell, "output_size", None) == cell.state_size
+                                         else None)
+    if not time_major:
+        outputs = O.transpose(outputs, perm=(1, 0, 2))
+    return outputs, final
+
+
+def _call_cell(cell, x, h):
+    """(output, new state): a PyTorch-style cell returns the new state, which is also its
+    output; a TF-style cell returns both."""
+    result = cell(x, h)
+    if isinstance(result, tuple) and len(result) == 2:
+        return result
+    return result, result
+
+
+def _first_step(x):
+    """x[0] (batch, input) for a (time, batch, input) node whose time may be 0: the first
+    row of a sum over at most one step, so a batch of empty sequences still has a batch."""
+    return O.sum(x[0:1], axis=0)

@@ -20,7 +20,7 @@ Static (TensorFlow 1 names)::
 Both call the same ops (:mod:`kernelgraph.ops`), the same autodiff and the same numba kernels.
 """
 
-from . import autograd, cuda, devices, dtypes, errors, ops, trace
+from . import autograd, cuda, devices, dtypes, errors, nn, ops, trace
 from .devices import Device, DeviceError, device
 from .dtypes import bool_, float32, float64, int32, int64
 from .eager import (
@@ -37,6 +37,7 @@ from .eager import (
     zeros,
 )
 from .graph import Graph, Node, get_default_graph, name_scope, reset_default_graph
+from .jit import function
 from .ops import (
     abs,
     add,
@@ -95,6 +96,7 @@ from .ops import (
     where,
     zeros_like,
 )
+from .ops.control import cond, while_loop
 from .static.gradients import gradients
 from .static.session import InteractiveSession, Session, get_default_session
 from .static.variables import (
@@ -150,3 +152,5 @@ __all__ = [
 __all__ += ["Device", "DeviceError", "cuda", "device", "devices", "to_device"]
 __all__ += ["argmax", "clip", "concat", "dropout", "embedding", "gather", "one_hot", "pad",
             "random", "split", "stack"]
+__all__ += ["cond", "nn", "while_loop"]
+__all__ += ["function"]

@@ -33,6 +33,14 @@ from .ops import registry
 ndarray = np.ndarray
 _grad_enabled = True
 
+# -- kg.function's view of the Python code (see kernelgraph/jit) --------------------------------
+# While kg.function traces a Python function it sets ``_tracer`` to a callable
+# ``(kind, tensor, value)`` that is told when the code reads a tensor's value (bool(t),
+# t.item(), t.numpy() ...: the Python code then depends on data a trace would freeze), reads
+# a shape, makes a tensor from data (a constant of the trace) or detaches one. It is None
+# otherwise, so an eager program pays one global check per read and nothing per op.
+_tracer = None
+
 
 class EagerNode(Node):
     """A node recorded by an eager op: ``op``, ``inputs`` (tensors or Python numbers),
@@ -103,6 +111,8 @@ class Tensor:
     # -- properties ----------------------------------------------------------------------------
     @property
     def shape(self) -> tuple:
+        if _tracer is not None:
+            _tracer("shape", self, None)
         return self.data.shape
 
     @property
@@ -138,6 +148,8 @@ class Tensor:
         return self.shape if dim is None else self.shape[dim]
 
     def numel(self) -> int:
+        if _tracer is not None:
+            _tracer("shape", self, None)
         return self.data.size
 
     def dim(self) -> int:
@@ -146,6 +158,8 @@ class Tensor:
     def __len__(self):
         if self.data.ndim == 0:
             raise TypeError("len() of a 0-d tensor")
+        if _tracer is not None:
+            _tracer("shape", self, None)
         return self.data.shape[0]
 
     # -- conversion ----------------------------------------------------------------------------
@@ -157,36 +171,55 @@ class Tensor:
         if type(self.data) is not ndarray:
             raise TypeError(f"can't convert {self.device} device type tensor to numpy. Use "
                             "Tensor.cpu() to copy the tensor to host memory first.")
+        if _tracer is not None:
+            _tracer("numpy()", self, self.data)
         return self.data
 
     def item(self):
+        return self._read_item("item()")
+
+    def _read_item(self, kind: str):
         if self.data.size != 1:
             raise RuntimeError(f"a Tensor with {self.data.size} elements cannot be converted "
                                "to Scalar")
-        return devices.to_numpy(self.data).item()  # from a GPU: one explicit small copy
+        value = devices.to_numpy(self.data).item()  # from a GPU: one explicit small copy
+        if _tracer is not None:
+            _tracer(kind, self, value)
+        return value
 
     def tolist(self):
-        return devices.to_numpy(self.data).tolist()
+        value = devices.to_numpy(self.data).tolist()
+        if _tracer is not None:
+            _tracer("tolist()", self, value)
+        return value
 
     def __float__(self):
-        return float(self.item())
+        return float(self._read_item("float()"))
 
     def __int__(self):
-        return int(self.item())
+        return int(self._read_item("int()"))
 
     def __bool__(self):
         if self.data.size != 1:
             raise RuntimeError(f"Boolean value of Tensor with {self.data.size} elements is "
                                "ambiguous")
-        return bool(self.data.item())
+        value = bool(self.data.item())
+        if _tracer is not None:
+            _tracer("bool()", self, value)
+        return value
 
     def __array__(self, dtype=None, copy=None):
         arr = self.numpy() if type(self.data) is not ndarray else self.data  # no silent copy
+        if _tracer is not None and type(self.data) is ndarray:
+            _tracer("np.asarray()", self, arr)
         return arr if dtype is None else arr.astype(dtype)
 
     def detach(self) -> Tensor:
         """The same values, cut off from the graph (shares memory)."""
-        return _wrap(self.data)
+        out = _wrap(self.data)
+        if _tracer is not None:
+            _tracer("detach", out, self)
+        return out
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
         if requires_grad and self.data.dtype not in D.FLOATS:
@@ -315,10 +348,11 @@ def tensor(data, dtype=None, requires_grad: bool = False, device=None) -> Tensor
     >>> kg.tensor([[1, 2], [3, 4]]).dtype.name, kg.tensor(2.5).dtype.name
     ('int64', 'float32')
     """
+    source = None
     if isinstance(data, Tensor):
         if device is None and devices.current() is None:
             device = data.device  # a copy stays where the original lives
-        data = devices.to_numpy(data.data)
+        source, data = data, devices.to_numpy(data.data)
     if isinstance(data, Node):
         raise TypeError(f"kg.tensor() got the graph node '{data.name}'; graph nodes have no "
                         "value until a Session runs them")
@@ -344,6 +378,11 @@ def tensor(data, dtype=None, requires_grad: bool = False, device=None) -> Tensor
     t = _wrap(arr if target is None or target.type == "cpu" else devices.transfer(arr, target))
     if requires_grad:
         t.requires_grad_(True)
+    if _tracer is not None:  # made from data: a constant of a trace; from a tensor: a copy
+        if source is None:
+            _tracer("new", t, None)
+        else:
+            _tracer("copy", t, source)
     return t
 
 

@@ -28,6 +28,16 @@ class ShapeError(ValueError):
     """Shapes that cannot work together, detected when a node or eager op is created."""
 
 
+class TraceWarning(UserWarning):
+    """``kg.function`` froze something while tracing (a branch on a tensor's value) or
+    traced too often; the message names the line and how to fix it."""
+
+
+class TraceError(RuntimeError):
+    """``kg.function(strict=True)`` refused a trace that a TraceWarning would only flag, or
+    the traced code did something a trace cannot hold (``backward()`` inside)."""
+
+
 def where(node) -> str:
     """'created at file:line' plus the source text, for error messages about ``node``."""
     loc = getattr(node, "location", None)

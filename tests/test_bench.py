@@ -110,3 +110,15 @@ def test_cnn_reference_and_tf_layout():
     nchw = h.reshape(2, -1) @ w
     nhwc = h.transpose(0, 2, 3, 1).reshape(2, -1) @ cases._to_nhwc_order(w)
     assert np.allclose(nchw, nhwc)
+
+
+def test_rows_selects_cases_by_id_and_prefix(tmp_path):
+    status, doc = _run(tmp_path, "--frameworks", "kernelgraph", "--rows", "3,11")
+    assert status == 0
+    assert [row["id"] for row in doc["rows"]] == ["3", "11a", "11b", "11c"]
+    assert doc["compile"] is None  # not asked for
+    cases_, with_compile = bench.runner.select_rows("compile,1")
+    assert [c.id for c in cases_] == ["1"] and with_compile
+    with pytest.raises(ValueError, match=r"unknown rows \['99'\]"):
+        bench.runner.select_rows("99")
+    assert bench.main(["--rows", "99", "--quiet"]) == 2

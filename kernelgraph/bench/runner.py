@@ -72,8 +72,34 @@ def _run_cell(case, name, module, settings, reference, setup=None) -> dict:
     return cell
 
 
-def run(settings: Settings = FULL, frameworks=FRAMEWORKS, progress=None) -> dict:
-    """Run every case; return the results document that is written as JSON."""
+def select_rows(wanted: str | None) -> tuple[list, bool]:
+    """The cases named in ``wanted`` (comma-separated row ids; ``11`` also selects 11a, 11b
+    ...; ``compile`` selects the first-run compile timing), and whether the compile timing
+    is selected. None selects everything.
+
+    >>> cases, compile_too = select_rows("4,11")
+    >>> [c.id for c in cases], compile_too
+    (['4', '11a', '11b', '11c'], False)
+    """
+    if wanted is None:
+        return list(C.CASES), True
+    names = [w.strip() for w in wanted.split(",") if w.strip()]
+    ids = [c.id for c in C.CASES]
+
+    def matches(case_id: str, name: str) -> bool:
+        return case_id == name or (case_id.startswith(name) and case_id[len(name):].isalpha())
+
+    unknown = [n for n in names if n != "compile" and not any(matches(i, n) for i in ids)]
+    if unknown:
+        raise ValueError(f"unknown rows {unknown}; expected some of {ids} or 'compile'")
+    return [c for c in C.CASES if any(matches(c.id, n) for n in names)], "compile" in names
+
+
+def run(settings: Settings = FULL, frameworks=FRAMEWORKS, progress=None,
+        rows: str | None = None) -> dict:
+    """Run every case (or those ``rows`` selects, see :func:`select_rows`); return the
+    results document that is written as JSON."""
+    cases, with_compile = select_rows(rows)
     unknown = [f for f in frameworks if f not in FRAMEWORKS]
     if unknown:
         raise ValueError(f"unknown frameworks {unknown}; expected some of {list(FRAMEWORKS)}")
@@ -87,8 +113,8 @@ def run(settings: Settings = FULL, frameworks=FRAMEWORKS, progress=None) -> dict
             modules[name], missing[name] = None, "not selected (--frameworks)"
     if modules["kernelgraph"] is None:
         raise RuntimeError(missing["kernelgraph"])
-    rows = []
-    for case in C.CASES:
+    out_rows = []
+    for case in cases:
         reference = _once(case.reference)  # only when a cell runs (GPU rows may not)
         results = {}
         for name in FRAMEWORKS:
@@ -115,13 +141,13 @@ def run(settings: Settings = FULL, frameworks=FRAMEWORKS, progress=None) -> dict
             row["unchecked"] = unchecked
         else:
             row["target"], row["pass"], row["unchecked"] = None, None, []
-        rows.append(row)
-    if progress is not None:
+        out_rows.append(row)
+    if progress is not None and with_compile:
         progress("  compile time: the first Session.run in new processes (cold, warm) ...")
     return {"schema": SCHEMA, "machine": machine_info(modules), "method": settings.as_json(),
-            "compile": compile_time.measure(),
+            "compile": compile_time.measure() if with_compile else None,
             "chain": [op if c is None else f"{op} {c}" for op, c in C.CHAIN],
-            "chain_source": C.chain_source(), "frameworks_missing": missing, "rows": rows}
+            "chain_source": C.chain_source(), "frameworks_missing": missing, "rows": out_rows}
 
 
 def _once(fn):
@@ -303,6 +329,9 @@ def _parser() -> argparse.ArgumentParser:
                    help="disable the garbage collector while timing (timeit's default)")
     p.add_argument("--frameworks", default=",".join(FRAMEWORKS), metavar="LIST",
                    help="comma-separated subset of %(default)s (kernelgraph always runs)")
+    p.add_argument("--rows", metavar="LIST",
+                   help="only these rows, comma-separated ids (11 selects 11a-c; 'compile' "
+                        "the first-run compile timing); default: all")
     p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     return p
 
@@ -324,7 +353,7 @@ def main(argv=None) -> int:
     frameworks = tuple(f.strip() for f in args.frameworks.split(",") if f.strip())
     try:
         progress = None if args.quiet else (lambda s: print(s, file=sys.stderr, flush=True))
-        doc = run(settings, frameworks, progress)
+        doc = run(settings, frameworks, progress, args.rows)
     except (ValueError, RuntimeError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

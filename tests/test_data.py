@@ -251,7 +251,8 @@ def test_dataloader_rejects_bad_input():
         kg.data.DataLoader(42)
 
 
-def test_dataloader_progress_and_progress_helper(capsys):
+def test_dataloader_progress_and_progress_helper(capsys, monkeypatch):
+    monkeypatch.delenv("TQDM_DISABLE", raising=False)
     loader = kg.data.DataLoader(np.arange(6), batch_size=2, progress="epoch")
     assert [b.tolist() for b in loader] == [[0, 1], [2, 3], [4, 5]]
     assert sum(kg.data.progress(range(4), desc="x")) == 6
@@ -259,3 +260,10 @@ def test_dataloader_progress_and_progress_helper(capsys):
     assert capsys.readouterr().err == ""
     shown = list(kg.data.progress(range(3), disable=False, desc="forced"))
     assert shown == [0, 1, 2] and "forced" in capsys.readouterr().err
+
+
+def test_tqdm_disable_silences_even_a_tty(monkeypatch):
+    monkeypatch.setenv("TQDM_DISABLE", "1")
+    assert kg.data.progress(range(2)).disable
+    monkeypatch.setenv("TQDM_DISABLE", "0")
+    assert kg.data.progress(range(2), disable=False).disable is False

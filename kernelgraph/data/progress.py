@@ -7,6 +7,7 @@ loop runs. Set ``TQDM_DISABLE=1`` to silence every bar (tqdm reads ``TQDM_*`` va
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
 
 
@@ -26,4 +27,6 @@ def progress(iterable: Iterable | None = None, desc: str | None = None,
     """
     from tqdm.auto import tqdm  # chooses the notebook variant inside Jupyter
 
+    if disable is None and os.environ.get("TQDM_DISABLE", "").lower() in ("1", "true", "yes"):
+        disable = True  # tqdm applies its TQDM_* defaults only to arguments not passed
     return tqdm(iterable, desc=desc, total=total, disable=disable, leave=leave, **kwargs)

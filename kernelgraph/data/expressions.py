@@ -50,6 +50,7 @@ class Expr:
 
     @property
     def is_leaf(self) -> bool:
+        """Whether this node is a digit (no operator, no children)."""
         return self.op is None
 
     @property
@@ -68,13 +69,22 @@ class Expr:
         return 1 + sum(c.size for c in self.children)
 
     def postorder(self) -> Iterator[Expr]:
-        """Every node, children before parents (the order a tree model evaluates them)."""
+        """Every node, children before parents (the order a tree model evaluates them).
+
+        >>> e = Expr("+", (Expr(leaf=1), Expr(leaf=2)))
+        >>> [n.value for n in e.postorder()]
+        [1, 2, 3]
+        """
         for c in self.children:
             yield from c.postorder()
         yield self
 
     def tokens(self) -> list[str]:
-        """The infix text as tokens, for a sequence model: ``['(', '1', '+', '2', ')']``."""
+        """The infix text as tokens, fully parenthesised, for a sequence model.
+
+        >>> Expr("+", (Expr(leaf=1), Expr(leaf=2))).tokens()
+        ['(', '1', '+', '2', ')']
+        """
         if self.is_leaf:
             return [str(self.leaf)]
         a, b = (c.tokens() for c in self.children)
@@ -113,8 +123,8 @@ def expression_trees(n: int, max_depth: int = 4, ops: tuple[str, ...] = ("+", "-
 
     >>> import kernelgraph as kg
     >>> trees = kg.data.expression_trees(3, max_depth=3, seed=0)
-    >>> [(str(t), t.value) for t in trees]  # doctest: +SKIP
-    [('(8 - 6) * 2', 4), ...]
+    >>> [(str(t), t.value) for t in trees]
+    [('2 - 1', 1), ('(0 + 5) * 4', 20), ('(9 + 5) + (2 - 3)', 13)]
     >>> all(2 <= t.depth <= 3 and abs(t.value) <= 100 for t in trees)
     True
     >>> all(eval(str(t)) == t.value for t in trees)     # str() is valid Python

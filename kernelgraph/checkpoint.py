@@ -347,11 +347,14 @@ def _shape_fits(want, got) -> bool:
     return len(want) == len(got) and all(w is None or w == g for w, g in zip(want, got))
 
 
-def _hint(saved_kind: str, target_kind: str) -> str:
+def _hint(saved_kind: str, target_kind: str, into_session: bool) -> str:
     if saved_kind == "module" and target_kind == "session":
         return ("\n  hint: this checkpoint holds a module's parameters ('0.weight'); load it "
                 "into a session with kg.load(path, into=sess, module=model)")
-    if saved_kind == "session" and target_kind != "session":
+    if saved_kind == "session" and into_session:
+        return ("\n  hint: this checkpoint holds a session's variables by graph name "
+                "('dense/weight'); load it by those names: kg.load(path, into=sess)")
+    if saved_kind == "session":
         return ("\n  hint: this checkpoint holds a session's variables by graph name "
                 "('dense/weight'); save it with kg.save(path, sess, module=model) to get the "
                 "model's parameter names")
@@ -403,7 +406,7 @@ def load(path: str | os.PathLike, into=None, module=None, strict: bool = True
                             f"{_describe((shape, dtype))}")
     if problems:
         raise CheckpointError(f"cannot load '{path}' into {what}:\n  " + "\n  ".join(problems)
-                              + _hint(meta["kind"], target_kind))
+                              + _hint(meta["kind"], target_kind, _is_session(into)))
     if _is_session(into):
         if module is not None:
             pairs = dict(_module_variables(module, into.graph))

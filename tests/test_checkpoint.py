@@ -153,6 +153,9 @@ def test_names_of_the_other_mode_fail_with_a_hint(tmp_path):
     kg.save(tmp_path / "m.npz", model)
     with pytest.raises(CheckpointError, match=r"(?s)unexpected.*into=sess, module=model"):
         kg.load(tmp_path / "m.npz", into=sess)
+    with pytest.raises(CheckpointError, match=r"(?s)missing.*by those names: kg.load\(path, "
+                                              r"into=sess\)"):
+        kg.load(tmp_path / "s.npz", into=sess, module=model)
 
 
 def test_rnn_cell_round_trip(tmp_path):

@@ -46,3 +46,9 @@ def where(node) -> str:
     from .graph import describe_location
 
     return "\n" + describe_location(loc)
+
+
+class CheckpointError(ValueError):
+    """A checkpoint file that cannot be loaded as asked: not a kernelgraph checkpoint,
+    truncated, tampered with, or holding names, shapes or dtypes other than the target
+    expects. The message says what was expected and what was found; nothing was changed."""

@@ -1,0 +1,430 @@
+"""Checkpoints: ``kg.save(path, obj)`` and ``kg.load(path, into=None)``, in both modes.
+
+What can be saved, and under which names:
+
+- a ``kg.nn.Module``: its parameters by ``named_parameters()`` name (``'0.weight'``), as
+  PyTorch's ``state_dict`` names them;
+- a dict ``{name: tensor or array}``: those names;
+- a ``kg.Session``: every variable of its graph by variable name (``'dense/weight'``), read
+  from that session, as TF1's ``tf.train.Saver`` does;
+- a Session with ``module=model``: the session's values of the model's variables, under the
+  model's *parameter* names, so a model trained as a graph can be loaded eagerly.
+
+``kg.load(path, into=...)`` restores a Module, a dict of tensors/arrays, or a Session (with
+``module=model`` again to read parameter names into that model's variables), so the two
+modes share checkpoints both ways::
+
+    kg.save("model.npz", model)                    # eager training
+    kg.load("model.npz", into=sess, module=model)  # the same model run as a graph
+    kg.save("model.npz", sess, module=model)       # static training
+    kg.load("model.npz", into=model)               # back to eager
+
+The file is an ordinary ``.npz`` archive (``np.load`` reads it) of one array per name and a
+``__kernelgraph__`` entry: a JSON string with the format version, the kind of object saved,
+and each array's name, shape, dtype and SHA-256 digest. Saving writes a temporary file next
+to the target, fsyncs it and renames it over the target (``os.replace``), so a crash leaves
+the old checkpoint whole. Loading never unpickles (``allow_pickle=False``) and checks every
+array against the marker and against the target *before* it writes any value, so a bad
+file raises :class:`~kernelgraph.errors.CheckpointError` and changes nothing.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import tempfile
+import zipfile
+from collections.abc import Mapping
+
+import numpy as np
+
+from . import devices
+from .eager import Tensor
+from .errors import CheckpointError, FailedPreconditionError
+from .graph import Node
+
+FORMAT = "kernelgraph-checkpoint"
+VERSION = 1
+MARKER = "__kernelgraph__"
+_KINDS = ("module", "dict", "session")
+
+
+# -- what an object holds ------------------------------------------------------------------------
+def _is_module(obj) -> bool:
+    from .nn import Module
+
+    return isinstance(obj, Module)
+
+
+def _is_session(obj) -> bool:
+    from .static.session import Session
+
+    return isinstance(obj, Session)
+
+
+def _host_copy(value, name: str) -> np.ndarray:
+    """A host copy of a tensor's or an array's values, refusing what would need pickle."""
+    if isinstance(value, Tensor):
+        arr = devices.to_numpy(value.data)
+    elif isinstance(value, Node):
+        raise TypeError(f"cannot save '{name}': it is the graph node '{value.name}', which "
+                        "holds no value outside a Session; save the Session instead "
+                        "(kg.save(path, sess))")
+    elif devices.is_cuda_array(value):
+        arr = devices.to_numpy(value)
+    else:
+        arr = np.asarray(value)
+    if arr.dtype.hasobject or arr.dtype.kind not in "biufc":
+        raise TypeError(f"cannot save '{name}': dtype {arr.dtype} is not a numeric array "
+                        "(checkpoints hold numbers only, never pickled objects)")
+    return np.array(arr, copy=True, order="C")
+
+
+def _session_value(sess, var) -> np.ndarray:
+    if sess._closed:
+        raise RuntimeError("Attempted to use a closed Session.")
+    try:
+        value = sess._store[var]  # a session keeps each variable's value by node
+    except KeyError:
+        raise FailedPreconditionError(
+            f"Attempting to save uninitialized value {var.name}\n"
+            "  (run kg.global_variables_initializer() first)", node=var) from None
+    return np.array(devices.to_numpy(value), copy=True, order="C")
+
+
+def _module_variables(module, graph) -> list:
+    """``(parameter name, variable)`` pairs of ``module`` in ``graph``: the public
+    ``variables(graph)`` lists them in ``named_parameters()`` order."""
+    names = [name for name, _ in module.named_parameters()]
+    variables = module.variables(graph)
+    if len(variables) != len(names):
+        raise CheckpointError(
+            f"{type(module).__name__} has {len(names)} parameters but {len(variables)} "
+            f"variables in the session's graph; cannot pair them by name")
+    return list(zip(names, variables))
+
+
+def _collect(obj, module) -> tuple[str, dict[str, np.ndarray], str]:
+    """(kind, {name: host array}, class name) of what ``save`` writes for ``obj``."""
+    if module is not None and not _is_module(module):
+        raise TypeError(f"module= must be a kg.nn.Module, got {type(module).__name__}")
+    if _is_session(obj):
+        if module is None:
+            return "session", {v.name: _session_value(obj, v) for v in obj.graph.variables}, \
+                "Session"
+        return "module", {name: _session_value(obj, v)
+                          for name, v in _module_variables(module, obj.graph)}, \
+            type(module).__name__
+    if module is not None:
+        raise TypeError("module= goes with a Session (save the session's values of the "
+                        f"module's variables); got a {type(obj).__name__} to save")
+    if _is_module(obj):
+        return "module", {name: _host_copy(p, name) for name, p in obj.named_parameters()}, \
+            type(obj).__name__
+    if isinstance(obj, Mapping):
+        return "dict", {_check_name(k): _host_copy(v, k) for k, v in obj.items()}, "dict"
+    raise TypeError(f"kg.save saves a kg.nn.Module, a dict of tensors/arrays or a kg.Session;"
+                    f" got {type(obj).__name__}")
+
+
+def _check_name(name) -> str:
+    if not isinstance(name, str) or not name:
+        raise TypeError(f"checkpoint names must be non-empty strings, got {name!r}")
+    if name.startswith(MARKER) or "\x00" in name:
+        raise ValueError(f"checkpoint name {name!r} is reserved or invalid")
+    return name
+
+
+def _digest(arr: np.ndarray) -> str:
+    return hashlib.sha256(np.ascontiguousarray(arr).view(np.uint8).data).hexdigest()
+
+
+def _describe(arr) -> str:
+    """'(3, 2) float32' for an array or a (shape, dtype) pair; '?' for an unknown dim."""
+    shape, dtype = (arr.shape, arr.dtype) if isinstance(arr, np.ndarray) else arr
+    dims = ["?" if d is None else str(d) for d in shape]
+    text = f"({dims[0]},)" if len(dims) == 1 else f"({', '.join(dims)})"
+    return f"{text} {np.dtype(dtype).name}"
+
+
+# -- saving --------------------------------------------------------------------------------------
+def save(path: str | os.PathLike, obj, module=None) -> None:
+    """Write ``obj`` (a Module, a dict of tensors/arrays, or a Session) to ``path``
+    atomically: the old file stays whole until the new one is complete.
+
+    ``module=`` with a Session saves that session's values of the module's variables under
+    the module's parameter names (see the module docstring).
+
+    >>> import kernelgraph as kg, numpy as np, tempfile, os
+    >>> path = os.path.join(tempfile.mkdtemp(), "w.npz")
+    >>> kg.save(path, {"w": kg.tensor([1.0, 2.0]), "step": np.int64(7)})
+    >>> sorted(kg.load(path).items())
+    [('step', array(7)), ('w', array([1., 2.], dtype=float32))]
+    """
+    kind, arrays, cls = _collect(obj, module)
+    from . import __version__
+
+    meta = {"format": FORMAT, "version": VERSION, "kind": kind, "class": cls,
+            "kernelgraph": __version__,
+            "entries": [{"name": n, "shape": list(a.shape), "dtype": a.dtype.str,
+                         "sha256": _digest(a)} for n, a in arrays.items()]}
+    _write_atomic(os.fspath(path), arrays, json.dumps(meta))
+
+
+def _file_mode(path: str) -> int:
+    """The permission bits the new file gets: the old file's, else what open() would give."""
+    try:
+        return os.stat(path).st_mode & 0o7777
+    except OSError:
+        umask = os.umask(0)  # reading the umask means setting it; put it straight back
+        os.umask(umask)
+        return 0o666 & ~umask
+
+
+def _write_atomic(path: str, arrays: dict[str, np.ndarray], meta: str) -> None:
+    directory = os.path.dirname(os.path.abspath(path))
+    mode = _file_mode(path)
+    # In the target's directory, so that os.replace is a rename within one file system.
+    fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp",
+                               dir=directory)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            with zipfile.ZipFile(f, "w", zipfile.ZIP_STORED, allowZip64=True) as zf:
+                # np.savez's layout, written by hand: np.savez(file, **arrays) would take an
+                # array named 'file' or 'allow_pickle' for its own argument.
+                entries = [(MARKER, np.array(meta)), *arrays.items()]
+                for name, arr in entries:
+                    with zf.open(name + ".npy", "w", force_zip64=True) as member:
+                        np.lib.format.write_array(member, arr, allow_pickle=False)
+            f.flush()
+            os.fsync(f.fileno())  # the data is on disk before the name points at it
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    with contextlib.suppress(OSError):  # make the rename itself durable (POSIX)
+        dir_fd = os.open(directory, os.O_RDONLY)
+        try:
+            os.fsync(dir_fd)
+        finally:
+            os.close(dir_fd)
+
+
+# -- reading -------------------------------------------------------------------------------------
+def _read(path: str) -> tuple[dict, dict[str, np.ndarray]]:
+    """(metadata, arrays) of a checkpoint, every array checked against the metadata."""
+    try:
+        npz = np.load(path, allow_pickle=False)
+    except (FileNotFoundError, IsADirectoryError, PermissionError):
+        raise
+    except Exception as e:  # noqa: BLE001 - any reason it is not a readable .npz archive
+        raise CheckpointError(f"'{path}' is not a kernelgraph checkpoint, or is truncated: "
+                              f"cannot read it as an .npz archive ({type(e).__name__}: "
+                              f"{e})") from None
+    if not isinstance(npz, np.lib.npyio.NpzFile):
+        raise CheckpointError(f"'{path}' is a single .npy array, not a kernelgraph checkpoint "
+                              f"(an .npz archive with a '{MARKER}' entry)")
+    with npz:
+        files = list(npz.files)
+        if MARKER not in files:
+            raise CheckpointError(f"'{path}' is an .npz archive but not a kernelgraph "
+                                  f"checkpoint: no '{MARKER}' entry (it holds "
+                                  f"{_names(files)})")
+        try:
+            meta = _parse_marker(npz[MARKER])
+            arrays = {name: npz[name] for name in files if name != MARKER}
+        except CheckpointError as e:
+            raise CheckpointError(f"'{path}': {e}") from None
+        except Exception as e:  # noqa: BLE001 - a damaged member, or one that needs pickle
+            raise CheckpointError(f"'{path}' is damaged or holds something other than "
+                                  f"numeric arrays ({type(e).__name__}: {e})") from None
+    _check_contents(path, meta, arrays)
+    return meta, arrays
+
+
+def _parse_marker(value: np.ndarray) -> dict:
+    if value.dtype.kind != "U" or value.size != 1:
+        raise CheckpointError(f"the '{MARKER}' entry must be one JSON string, found an array "
+                              f"{_describe(value)}")
+    try:
+        meta = json.loads(value.item())
+    except ValueError as e:
+        raise CheckpointError(f"the '{MARKER}' entry is not valid JSON ({e})") from None
+    if not isinstance(meta, dict) or meta.get("format") != FORMAT:
+        raise CheckpointError(f"the '{MARKER}' entry does not describe a {FORMAT}")
+    version = meta.get("version")
+    if not isinstance(version, int) or version < 1:
+        raise CheckpointError(f"format version {version!r} is not a valid version")
+    if version > VERSION:
+        raise CheckpointError(f"written in checkpoint format version {version} by a newer "
+                              f"kernelgraph; this one reads version {VERSION} or older")
+    entries = meta.get("entries")
+    if meta.get("kind") not in _KINDS or not isinstance(entries, list) or not all(
+            isinstance(e, dict) and {"name", "shape", "dtype", "sha256"} <= e.keys()
+            for e in entries):
+        raise CheckpointError(f"the '{MARKER}' entry lacks its kind or its list of entries")
+    return meta
+
+
+def _check_contents(path: str, meta: dict, arrays: dict[str, np.ndarray]) -> None:
+    """The arrays are exactly those the marker lists, with its shapes, dtypes and digests."""
+    listed = {e["name"]: e for e in meta["entries"]}
+    problems = []
+    if missing := [n for n in listed if n not in arrays]:
+        problems.append(f"the marker lists {_names(missing)}, which the file does not hold")
+    if extra := [n for n in arrays if n not in listed]:
+        problems.append(f"the file holds {_names(extra)}, which the marker does not list")
+    for name, e in listed.items():
+        arr = arrays.get(name)
+        if arr is None:
+            continue
+        try:
+            want = (tuple(e["shape"]), np.dtype(e["dtype"]))
+        except (TypeError, ValueError):
+            problems.append(f"'{name}': the marker's shape/dtype {e['shape']!r} "
+                            f"{e['dtype']!r} is not valid")
+            continue
+        if (arr.shape, arr.dtype) != want:
+            problems.append(f"'{name}': the marker says {_describe(want)}, the array is "
+                            f"{_describe(arr)}")
+        elif _digest(arr) != e["sha256"]:
+            problems.append(f"'{name}': the values do not match the marker's SHA-256 digest")
+    if problems:
+        raise CheckpointError(f"'{path}' was changed after it was saved (its contents "
+                              "disagree with its marker):\n  " + "\n  ".join(problems))
+
+
+def _names(names, limit: int = 8) -> str:
+    shown = ", ".join(repr(n) for n in list(names)[:limit])
+    more = len(names) - limit
+    return shown + (f" and {more} more" if more > 0 else "") if names else "nothing"
+
+
+# -- restoring -----------------------------------------------------------------------------------
+def _targets(into, module) -> tuple[dict, str, str]:
+    """({name: (shape, dtype, where-to-write)}, the names' kind, a description of into)."""
+    if module is not None and not _is_module(module):
+        raise TypeError(f"module= must be a kg.nn.Module, got {type(module).__name__}")
+    if _is_session(into):
+        if into._closed:
+            raise RuntimeError("Attempted to use a closed Session.")
+        if module is None:
+            return {v.name: (v.shape, v.dtype, v) for v in into.graph.variables}, "session", \
+                "the session's variables"
+        # Parameter names and shapes from the module itself: the graph's variables are
+        # looked up (and made, if the module was never used in this graph) only once the
+        # checkpoint has passed every check.
+        return {n: (p.shape, p.dtype, None) for n, p in module.named_parameters()}, \
+            "module", f"the session's variables of {type(module).__name__}"
+    if module is not None:
+        raise TypeError("module= goes with a Session (load into the session's variables of "
+                        f"the module); got into={type(into).__name__}")
+    if _is_module(into):
+        return {n: (p.shape, p.dtype, p) for n, p in into.named_parameters()}, "module", \
+            type(into).__name__
+    if isinstance(into, Mapping):
+        found = {}
+        for k, v in into.items():
+            if isinstance(v, np.ndarray) and not v.flags.writeable:
+                raise TypeError(f"cannot load into '{k}': the array is read-only")
+            if not isinstance(v, Tensor | np.ndarray):
+                raise TypeError(f"cannot load into '{k}': a {type(v).__name__}; the dict's "
+                                "values must be kg tensors or NumPy arrays (restored in "
+                                "place)")
+            found[k] = (v.shape, v.dtype, v)
+        return found, "dict", "the dict"
+    raise TypeError(f"kg.load(into=...) takes a kg.nn.Module, a dict of tensors/arrays or a "
+                    f"kg.Session; got {type(into).__name__}")
+
+
+def _shape_fits(want, got) -> bool:
+    if want is None:
+        return True
+    return len(want) == len(got) and all(w is None or w == g for w, g in zip(want, got))
+
+
+def _hint(saved_kind: str, target_kind: str, into_session: bool) -> str:
+    if saved_kind == "module" and target_kind == "session":
+        return ("\n  hint: this checkpoint holds a module's parameters ('0.weight'); load it "
+                "into a session with kg.load(path, into=sess, module=model)")
+    if saved_kind == "session" and into_session:
+        return ("\n  hint: this checkpoint holds a session's variables by graph name "
+                "('dense/weight'); load it by those names: kg.load(path, into=sess)")
+    if saved_kind == "session":
+        return ("\n  hint: this checkpoint holds a session's variables by graph name "
+                "('dense/weight'); save it with kg.save(path, sess, module=model) to get the "
+                "model's parameter names")
+    return ""
+
+
+def load(path: str | os.PathLike, into=None, module=None, strict: bool = True
+         ) -> dict[str, np.ndarray]:
+    """Read a checkpoint: returns ``{name: array}``; with ``into=`` also restores the values
+    into a Module's parameters, a dict's tensors/arrays (in place), or a Session's
+    variables (``module=model``: the session's variables of that model, by parameter name).
+
+    Everything is checked first: a file that is not a checkpoint, is truncated, or was
+    altered, and (with ``strict=True``, the default) names missing from or unexpected by the
+    target, or any shape or dtype mismatch, raise a CheckpointError naming what was expected
+    and found, and nothing is changed. ``strict=False`` restores the names both sides have.
+
+    >>> import kernelgraph as kg, numpy as np, tempfile, os
+    >>> path = os.path.join(tempfile.mkdtemp(), "w.npz")
+    >>> kg.save(path, {"w": np.ones(2, np.float32)})
+    >>> target = {"w": np.zeros(2, np.float32)}
+    >>> _ = kg.load(path, into=target); target["w"]
+    array([1., 1.], dtype=float32)
+    >>> kg.load(path, into={"w": np.zeros(3, np.float32)})
+    Traceback (most recent call last):
+      ...
+    kernelgraph.errors.CheckpointError: cannot load '...' into the dict:
+      'w': the checkpoint has (2,) float32, the dict expects (3,) float32
+    """
+    path = os.fspath(path)
+    targets = None if into is None else _targets(into, module)
+    meta, arrays = _read(path)
+    if targets is None:
+        return arrays
+    wanted, target_kind, what = targets
+    problems = []
+    missing = [n for n in wanted if n not in arrays]
+    unexpected = [n for n in arrays if n not in wanted]
+    if strict and missing:
+        problems.append(f"missing from the checkpoint: {_names(missing)}")
+    if strict and unexpected:
+        problems.append(f"unexpected in the checkpoint (not in {what}): {_names(unexpected)}")
+    common = [n for n in wanted if n in arrays]
+    for n in common:
+        shape, dtype, _ = wanted[n]
+        arr = arrays[n]
+        if not _shape_fits(shape, arr.shape) or np.dtype(dtype) != arr.dtype:
+            problems.append(f"'{n}': the checkpoint has {_describe(arr)}, {what} expects "
+                            f"{_describe((shape, dtype))}")
+    if problems:
+        raise CheckpointError(f"cannot load '{path}' into {what}:\n  " + "\n  ".join(problems)
+                              + _hint(meta["kind"], target_kind, _is_session(into)))
+    if _is_session(into):
+        if module is not None:
+            pairs = dict(_module_variables(module, into.graph))
+            wanted = {n: (None, None, pairs[n]) for n in wanted}
+        for n in common:
+            var = wanted[n][2]
+            into._store[var] = devices.transfer(np.array(arrays[n], copy=True), var.device)
+    else:
+        for n in common:
+            _write(wanted[n][2], arrays[n])
+    return arrays
+
+
+def _write(target, arr: np.ndarray) -> None:
+    """Restore ``arr`` into a tensor or an array in place, as PyTorch's ``copy_``: views of
+    it and optimisers holding it see the new values."""
+    data = target.data if isinstance(target, Tensor) else target
+    if type(data) is np.ndarray and data.flags.writeable:
+        np.copyto(data, arr)
+    else:  # a read-only or device array: the tensor gets a new one on its device
+        target.data = devices.transfer(np.array(arr, copy=True), target.device)

@@ -205,3 +205,28 @@ def test_fusion_works_when_the_kernel_cache_cannot_be_written(monkeypatch):
     with kg.Session(g) as sess:
         assert list(sess.explain(y, {x: None}).kernels) == ["sub"]
         np.testing.assert_allclose(sess.run(y, {x: np.zeros(3, np.float32)}), -np.ones(3))
+
+
+@pytest.mark.parametrize("n, groups", [(16, 1), (1000, 4)])
+def test_fusion_splits_groups_that_would_not_vectorise(n, groups):
+    # Over more than SMALL_ELEMENTS values a group holds at most one math-library call and
+    # MAX_MEMBERS nodes (bigger scalar functions make LLVM give up vectorising the loop);
+    # over a few values everything fuses into one kernel. The bits never change.
+    g = kg.Graph()
+    with g.as_default():
+        x = kg.placeholder(kg.float32, shape=[None], name="x")
+        y = x
+        for _ in range(4):
+            y = kg.sigmoid(kg.tanh(y * 1.01 + 0.5))
+    feed = {x: np.linspace(-1, 1, n, dtype=np.float32)}
+    with kg.Session(g) as sess:
+        e = sess.explain(y, feed)
+    fuse = next(r for r in e.passes if r.name == "fuse")
+    assert len(fuse.changes) == groups, fuse.changes
+    for change in fuse.changes:
+        members = change.replace("<-", "").split()
+        assert sum(m.split("_")[0] in ("tanh", "sigmoid") for m in members) <= (
+            1 if n > fusion.SMALL_ELEMENTS else 8)
+        assert len(members) <= (fusion.MAX_MEMBERS if n > fusion.SMALL_ELEMENTS else 16)
+    fast, plain = _runs(y, feed, g)
+    assert_same(fast, plain, "split fusion vs op-by-op")

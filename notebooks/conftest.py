@@ -3,8 +3,9 @@
 Strict nbval compares every stored output. A kernelgraph graph document
 (``application/vnd.kernelgraph.graph+json``) is compared too -- nodes, edges, values,
 gradients, the order of the animation steps -- except the ``seconds`` each step took, which
-is a measurement and differs on every run, and the execution count in cell locations
-("Cell In[3], line 2"), which depends on how the notebook was run.
+is a measurement and differs on every run (so are the compiler view's pass and compile
+times), and the execution count in cell locations ("Cell In[3], line 2"), which depends on
+how the notebook was run. Text outputs go through ``sanitize.cfg`` (measured durations).
 """
 
 from __future__ import annotations
@@ -36,12 +37,22 @@ def _without_timings(outputs):
             out["text"] = _cells(out["text"])
         doc = data.get(GRAPH_MIME)
         if isinstance(doc, dict):
-            for step in doc.get("steps", []):
-                step.pop("seconds", None)
-            for node in doc.get("nodes", []):
-                if isinstance(node.get("location"), str):
-                    node["location"] = CELL.sub("Cell In[#]", node["location"])
+            data[GRAPH_MIME] = _unmeasured(doc)
     return outputs
+
+
+def _unmeasured(value):
+    """A graph document without what was measured: every ``seconds`` / ``*_seconds`` entry
+    (animation steps, compiler passes, compile and run times) and every timing text such as
+    the compiler view's ``"compile 1.38 s, run 1.12 µs"``; cell locations normalised."""
+    if isinstance(value, dict):
+        return {k: _unmeasured(v) for k, v in value.items()
+                if not (k == "seconds" or k.endswith("_seconds") or k == "timing")}
+    if isinstance(value, list):
+        return [_unmeasured(v) for v in value]
+    if isinstance(value, str):
+        return CELL.sub("Cell In[#]", value)
+    return value
 
 
 _compare = IPyNbCell.compare_outputs

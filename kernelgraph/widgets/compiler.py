@@ -196,8 +196,9 @@ def _memory(e, name_to_id: dict) -> dict | None:
     in_place = getattr(plan, "in_place", None) or ()
     # The planner keys in-place nodes by the node object's id(); names are accepted too.
     names = [by_object.get(k, k) if not isinstance(k, str) else k for k in in_place]
-    names += [by_object[k] for k in (getattr(plan, "variable_in_place", None) or ())
-              if k in by_object]
+    # A set of ids: listed in plan order, so the document is the same on every run.
+    updated = getattr(plan, "variable_in_place", None) or ()
+    names += [n.name for n in e.after if id(n) in updated]
     try:
         peak, naive = count(getattr(plan, "peak_bytes", None)), count(
             getattr(plan, "naive_bytes", None))

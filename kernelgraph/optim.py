@@ -171,7 +171,8 @@ class Optimizer(GraphUpdates):
         """
         for p in self._params:
             if isinstance(p, Tensor) and p.grad is not None:
-                p.grad = None if set_to_none else tensor(np.zeros(p.shape, p.dtype))
+                p.grad = None if set_to_none else tensor(np.zeros(p.shape, p.dtype),
+                                                         device=p.device)
 
     def step(self, closure=None):
         """One update of every parameter that has a ``.grad`` (in place, not recorded by
@@ -201,7 +202,7 @@ class Optimizer(GraphUpdates):
                 state = self.state.get(k)
                 if state is None:
                     state = self.state[k] = {
-                        name: tensor(np.full(shape, fill, dtype))
+                        name: tensor(np.full(shape, fill, dtype), device=p.device)
                         for name, (shape, dtype, fill) in self._slot_specs(p).items()}
                 g = p.grad.detach()
                 if g.dtype != p.dtype:

@@ -369,3 +369,41 @@ def test_tf_train_api():
     with pytest.raises(ValueError, match="global_step\" already exists"):
         tf.train.create_global_step()
     tf.reset_default_graph()
+
+
+@pytest.mark.skipif(not kg.cuda.is_available(), reason="needs CUDA or its simulator")
+def test_training_on_cuda_matches_the_cpu():
+    x = np.random.default_rng(1).standard_normal((4, 3)).astype(np.float32)
+
+    def run(device):
+        kg.random.seed(0)
+        model = kg.nn.Linear(3, 2)
+        for p in model.parameters():  # the same initial weights, moved to the device
+            p.data = kg.devices.transfer(p.data, kg.device(device))
+        opt = kg.optim.Adam(model.parameters(), lr=0.1)
+        for _ in range(2):
+            opt.zero_grad()
+            loss = kg.nn.MSELoss()(model(kg.tensor(x, device=device)),
+                                   kg.zeros(4, 2, device=device))
+            loss.backward()
+            opt.step()
+        return loss.item(), model.state_dict()
+
+    cpu, cuda = run("cpu"), run("cuda")
+    assert np.isclose(cpu[0], cuda[0], rtol=1e-5)
+    for k in cpu[1]:
+        np.testing.assert_allclose(cuda[1][k], cpu[1][k], rtol=1e-5, atol=1e-6)
+
+    kg.random.seed(0)
+    model = kg.nn.Linear(3, 2)
+    g = kg.Graph()
+    with g.as_default(), kg.device("cuda"):
+        xs = kg.placeholder(kg.float32, shape=[None, 3])
+        loss = kg.nn.MSELoss()(model(xs), kg.zeros_like(model(xs)))
+        train = kg.optim.Adam(model.parameters(), lr=0.1).minimize(loss)
+        init = kg.global_variables_initializer()
+    with kg.Session(g) as sess:
+        sess.run(init)
+        sess.run(train, {xs: x})
+        second = float(sess.run([loss, train], {xs: x})[0])
+    assert np.isclose(second, cpu[0], rtol=1e-5)

@@ -14,10 +14,11 @@ from __future__ import annotations
 import math
 
 from .. import ops as O
-from ..graph import shape_str
+from ..eager import Tensor
+from ..graph import Node, shape_str
 from ..ops.conv import _pair
 from . import init
-from .layers import as_input, empty, float_dtype, positive_int
+from .layers import as_input, empty, float_dtype, positive_int, shape_of
 from .module import Module
 
 __all__ = ["AvgPool2d", "Conv2d", "GlobalAvgPool2d", "MaxPool2d"]
@@ -25,7 +26,7 @@ __all__ = ["AvgPool2d", "Conv2d", "GlobalAvgPool2d", "MaxPool2d"]
 
 def _nchw(layer: str, x, channels: int | None = None):
     x = as_input(layer, x)
-    shape = x.shape
+    shape = shape_of(x)
     want = "(N, C, H, W)" if channels is None else f"(N, {channels}, H, W)"
     if shape is not None and (len(shape) != 4 or (
             channels is not None and shape[1] not in (None, channels))):
@@ -71,7 +72,7 @@ class Conv2d(Module):
             bound = 1.0 / math.sqrt(init.fan_in_and_fan_out(weight)[0])
             init.uniform_(self._parameters["bias"], -bound, bound)
 
-    def forward(self, x):
+    def forward(self, x: Tensor | Node) -> Tensor | Node:
         x = _nchw("Conv2d", x, self.in_channels)
         y = O.conv2d(x, self.weight, stride=self.stride, padding=self.padding,
                      dilation=self.dilation)
@@ -102,7 +103,7 @@ class _Pool2d(Module):
             raise ValueError(f"{what}: padding {self.padding} must be at most half the kernel "
                              f"size {self.kernel_size}")
 
-    def forward(self, x):
+    def forward(self, x: Tensor | Node) -> Tensor | Node:
         return type(self).op(_nchw(type(self).__name__, x), kernel_size=self.kernel_size,
                              stride=self.stride, padding=self.padding)
 
@@ -141,5 +142,5 @@ class GlobalAvgPool2d(Module):
     (2, 3)
     """
 
-    def forward(self, x):
+    def forward(self, x: Tensor | Node) -> Tensor | Node:
         return O.global_avg_pool2d(_nchw("GlobalAvgPool2d", x))

@@ -63,6 +63,12 @@ def as_input(layer: str, x):
                         f"{type(x).__name__}") from None
 
 
+def shape_of(x) -> tuple | None:
+    """``x.shape`` as a plain tuple (None: unknown rank). A GPU tensor's shape may come
+    from its device array (a tuple-like that not every CUDA backend indexes from the end)."""
+    return None if x.shape is None else tuple(x.shape)
+
+
 def empty(dtype, *shape) -> Tensor:
     """A parameter's storage before an initialiser fills it."""
     return tensor(np.zeros(shape, dtype))
@@ -102,9 +108,9 @@ class Linear(Module):
             bound = 1.0 / math.sqrt(self.in_features)
             init.uniform_(self._parameters["bias"], -bound, bound)
 
-    def forward(self, x):
+    def forward(self, x: Tensor | Node) -> Tensor | Node:
         x = as_input("Linear", x)
-        shape = x.shape
+        shape = shape_of(x)
         if shape is not None and (len(shape) == 0 or
                                   shape[-1] not in (None, self.in_features)):
             raise ValueError(f"Linear({self.in_features}, {self.out_features}): expected "
@@ -135,9 +141,9 @@ class Flatten(Module):
         super().__init__()
         self.start_dim, self.end_dim = int(start_dim), int(end_dim)
 
-    def forward(self, x):
+    def forward(self, x: Tensor | Node) -> Tensor | Node:
         x = as_input("Flatten", x)
-        shape = x.shape
+        shape = shape_of(x)
         if shape is None:
             raise ValueError("Flatten: the input's rank must be known")
         n = len(shape)
@@ -189,7 +195,7 @@ class Dropout(Module):
         # and a graph node counts its own runs, so both modes walk the same stream.
         self.seed = seed if seed is not None else R._seed_attrs(None, True)["seed"]
 
-    def forward(self, x):
+    def forward(self, x: Tensor | Node) -> Tensor | Node:
         return O.dropout(as_input("Dropout", x), p=self.p, training=self.training,
                          seed=self.seed)
 
@@ -217,7 +223,7 @@ class Embedding(Module):
         self.register_parameter("weight", empty(dtype, self.num_embeddings, self.embedding_dim))
         init.normal_(self._parameters["weight"])
 
-    def forward(self, ids):
+    def forward(self, ids: Tensor | Node) -> Tensor | Node:
         ids = as_input("Embedding", ids)
         if ids.dtype not in D.INTS:
             raise TypeError(f"Embedding: expected integer ids (int32 or int64), got "
@@ -271,7 +277,7 @@ class Sequential(Module):
         self._modules[str(len(self._modules))] = module
         return self
 
-    def forward(self, x):
+    def forward(self, x: Tensor | Node) -> Tensor | Node:
         for m in self._modules.values():
             x = m(x)
         return x
@@ -286,7 +292,7 @@ class Identity(Module):
     [1.0, 1.0]
     """
 
-    def forward(self, x):
+    def forward(self, x: Tensor | Node) -> Tensor | Node:
         return x
 
 
@@ -298,7 +304,7 @@ class ReLU(Module):
     [0.0, 2.0]
     """
 
-    def forward(self, x):
+    def forward(self, x: Tensor | Node) -> Tensor | Node:
         return O.relu(as_input("ReLU", x))
 
 
@@ -310,7 +316,7 @@ class Tanh(Module):
     [0.0]
     """
 
-    def forward(self, x):
+    def forward(self, x: Tensor | Node) -> Tensor | Node:
         return O.tanh(as_input("Tanh", x))
 
 
@@ -322,7 +328,7 @@ class Sigmoid(Module):
     [0.5]
     """
 
-    def forward(self, x):
+    def forward(self, x: Tensor | Node) -> Tensor | Node:
         return O.sigmoid(as_input("Sigmoid", x))
 
 
@@ -338,7 +344,7 @@ class Softmax(Module):
         super().__init__()
         self.dim = int(dim)
 
-    def forward(self, x):
+    def forward(self, x: Tensor | Node) -> Tensor | Node:
         return O.softmax(as_input("Softmax", x), axis=self.dim)
 
     def extra_repr(self) -> str:
@@ -353,5 +359,5 @@ class LogSoftmax(Softmax):
     -0.6931
     """
 
-    def forward(self, x):
+    def forward(self, x: Tensor | Node) -> Tensor | Node:
         return O.log_softmax(as_input("LogSoftmax", x), axis=self.dim)

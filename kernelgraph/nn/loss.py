@@ -10,8 +10,9 @@ from __future__ import annotations
 
 from .. import dtypes as D
 from .. import ops as O
-from ..graph import shape_str
-from .layers import as_input
+from ..eager import Tensor
+from ..graph import Node, shape_str
+from .layers import as_input, shape_of
 from .module import Module
 
 __all__ = ["CrossEntropyLoss", "MSELoss"]
@@ -47,12 +48,14 @@ class CrossEntropyLoss(_Loss):
     2.7725887298583984
     """
 
-    def forward(self, input, target):  # noqa: A002 - PyTorch's argument name
+    def forward(self, input: Tensor | Node, target: Tensor | Node  # noqa: A002 - torch name
+                ) -> Tensor | Node:
         logits = as_input("CrossEntropyLoss", input)
         target = as_input("CrossEntropyLoss", target)
-        if logits.shape is not None and len(logits.shape) != 2:
+        shape = shape_of(logits)
+        if shape is not None and len(shape) != 2:
             raise ValueError(f"CrossEntropyLoss: expected logits of shape (N, C), got "
-                             f"{shape_str(logits.shape)}")
+                             f"{shape_str(shape)}")
         if target.dtype not in D.INTS:
             raise TypeError(f"CrossEntropyLoss: expected integer class targets (N,) of int32 "
                             f"or int64, got {target.dtype.name}")
@@ -68,10 +71,11 @@ class MSELoss(_Loss):
     2.5
     """
 
-    def forward(self, input, target):  # noqa: A002 - PyTorch's argument name
+    def forward(self, input: Tensor | Node, target: Tensor | Node  # noqa: A002 - torch name
+                ) -> Tensor | Node:
         prediction = as_input("MSELoss", input)
         target = as_input("MSELoss", target)
-        a, b = prediction.shape, target.shape
+        a, b = shape_of(prediction), shape_of(target)
         if a is not None and b is not None and (len(a) != len(b) or any(
                 x is not None and y is not None and x != y for x, y in zip(a, b))):
             raise ValueError(f"MSELoss: input {shape_str(a)} and target {shape_str(b)} must "

@@ -40,6 +40,7 @@ from collections.abc import Iterator
 import numpy as np
 
 from .. import dtypes as D
+from ..devices import to_numpy
 from ..eager import Tensor, no_grad, tensor
 from ..graph import Graph, Node
 
@@ -262,7 +263,7 @@ class Module:
         >>> {k: v.shape for k, v in kg.nn.RNNCell(2, 3, bias=False).state_dict().items()}
         {'weight_ih': (3, 2), 'weight_hh': (3, 3)}
         """
-        return {name: np.array(p.detach().numpy(), copy=True)
+        return {name: np.array(to_numpy(p.data), copy=True)  # a GPU tensor: copied to host
                 for name, p in self.named_parameters()}
 
     def load_state_dict(self, state_dict: dict, strict: bool = True) -> Module:
@@ -302,7 +303,7 @@ class Module:
         for name, value in state_dict.items():
             if name not in own:
                 continue
-            arr = value.detach().numpy() if isinstance(value, Tensor) else np.asarray(value)
+            arr = to_numpy(value.data) if isinstance(value, Tensor) else np.asarray(value)
             if arr.shape != tuple(own[name].shape):
                 raise RuntimeError(f"{what}: size mismatch for {name}: the checkpoint has shape "
                                  f"{arr.shape}, the parameter has shape {tuple(own[name].shape)}")

@@ -120,10 +120,10 @@ class RNNCell(Module):
 
 def _check_step(cell: str, x, what: str, size: int) -> None:
     """One step's input or state must be (batch, size) (or (size,)): say so otherwise."""
-    shape = getattr(x, "shape", None)
     if not isinstance(x, Tensor | Node):
         raise TypeError(f"{cell}: the {what} must be a kg.Tensor or a graph node, got "
                         f"{type(x).__name__}")
+    shape = None if x.shape is None else tuple(x.shape)  # a GPU array's shape: a tuple
     if shape is not None and (len(shape) not in (1, 2) or
                               (shape[-1] is not None and shape[-1] != size)):
         raise ValueError(f"{cell}: expected the {what} of shape (batch, {size}), got "
@@ -185,7 +185,7 @@ class LSTMCell(Module):
     def dtype(self):
         return self._parameters["weight_ih"].dtype
 
-    def forward(self, x, state=None):
+    def forward(self, x: Tensor | Node, state: tuple | None = None) -> tuple:
         """The next state ``(h, c)``; ``h`` is also the cell's output."""
         _check_step("LSTMCell", x, "input", self.input_size)
         if state is None:
@@ -215,7 +215,7 @@ def zero_state(like, size: int, dtype):
     """Zeros of shape (batch, size), batch taken from ``like`` (batch, ...): known only at
     run time for a graph node, so made from it rather than from a shape."""
     if isinstance(like, Tensor):
-        return tensor(np.zeros((*like.shape[:-1], size), dtype))
+        return tensor(np.zeros((*tuple(like.shape)[:-1], size), dtype), device=like.device)
     zeros = O.zeros_like(like[..., :1])  # (batch, 1), broadcast to (batch, size) below
     if zeros.dtype != dtype:
         zeros = O.cast(zeros, dtype=dtype)

@@ -92,7 +92,16 @@ class GraphUpdates:
         return hit[1]
 
     def get_slot(self, var: Variable, name: str) -> Variable | None:
-        """The slot variable ``name`` of ``var`` (TF1's ``Optimizer.get_slot``), or None."""
+        """The slot variable ``name`` of ``var`` (TF1's ``Optimizer.get_slot``), or None.
+
+        >>> import kernelgraph as kg
+        >>> with kg.Graph().as_default():
+        ...     w = kg.Variable(1.0, name="w")
+        ...     opt = kg.optim.SGD([w], lr=0.1, momentum=0.9)
+        ...     _ = opt.minimize(w * w)
+        ...     opt.get_slot(w, "momentum_buffer").name
+        'train/w/momentum_buffer'
+        """
         hit = self.__dict__.get("_slots", {}).get(id(var))
         return None if hit is None else hit[1].get(name)
 

@@ -409,13 +409,13 @@ class Optimizer(_GraphUpdates):
 
     _slot_names: tuple = ()
 
-    def __init__(self, use_locking: bool = False, name: str = "Optimizer"):
+    def __init__(self, use_locking: bool = False, name: str = "Optimizer"):  # locking: no-op
         self._name = name
 
     def _hyper(self) -> dict:
         return {}
 
-    def compute_gradients(self, loss, var_list=None) -> list:
+    def compute_gradients(self, loss: Node, var_list: list | None = None) -> list:
         """``[(gradient, variable)]`` for ``var_list`` (default: the trainable variables of
         the loss's graph); the gradient is None where the loss does not depend on it."""
         if not isinstance(loss, Node) or type(loss).__name__ == "EagerNode":
@@ -431,7 +431,8 @@ class Optimizer(_GraphUpdates):
             grads = gradients(loss, var_list)
         return list(zip(grads, var_list))
 
-    def apply_gradients(self, grads_and_vars, global_step=None, name=None) -> Node:
+    def apply_gradients(self, grads_and_vars, global_step: Variable | None = None,
+                        name: str | None = None) -> Node:
         """The train op applying ``[(gradient, variable)]``; increments ``global_step``."""
         pairs = list(grads_and_vars)
         if all(g is None for g, _ in pairs):
@@ -439,7 +440,8 @@ class Optimizer(_GraphUpdates):
                              f"{[v.name for _, v in pairs]}")
         return self._train_op(pairs, self._hyper(), global_step, name, scope=self._name)
 
-    def minimize(self, loss, global_step=None, var_list=None, name=None) -> Node:
+    def minimize(self, loss: Node, global_step: Variable | None = None,
+                 var_list: list | None = None, name: str | None = None) -> Node:
         """One train op: compute the gradients of ``loss`` and apply them.
 
         >>> import kernelgraph.compat.v1 as tf
@@ -457,13 +459,25 @@ class Optimizer(_GraphUpdates):
         return self.apply_gradients(self.compute_gradients(loss, var_list), global_step, name)
 
     def get_slot_names(self) -> list:
+        """The names ``get_slot`` accepts (TF's: ``['m', 'v']`` for Adam)."""
         return list(self._slot_names)
 
 
 class GradientDescentOptimizer(Optimizer):
-    """``var -= learning_rate * grad``."""
+    """``var -= learning_rate * grad``.
 
-    def __init__(self, learning_rate, use_locking=False, name="GradientDescent"):
+    >>> import kernelgraph.compat.v1 as tf
+    >>> with tf.Graph().as_default():
+    ...     w = tf.Variable(1.0)
+    ...     train = tf.train.GradientDescentOptimizer(0.1).minimize(w * w)
+    ...     with tf.Session() as sess:
+    ...         sess.run(tf.global_variables_initializer()); _ = sess.run(train)
+    ...         round(float(sess.run(w)), 6)                # 1 - 0.1 * 2
+    0.8
+    """
+
+    def __init__(self, learning_rate: float, use_locking: bool = False,
+                 name: str = "GradientDescent"):
         super().__init__(use_locking, name)
         self._lr = learning_rate
 
@@ -473,12 +487,24 @@ class GradientDescentOptimizer(Optimizer):
 
 class MomentumOptimizer(Optimizer):
     """``accum = momentum * accum + grad; var -= learning_rate * accum`` (with
-    ``use_nesterov``: ``var -= learning_rate * (grad + momentum * accum)``)."""
+    ``use_nesterov``: ``var -= learning_rate * (grad + momentum * accum)``).
+
+    >>> import kernelgraph.compat.v1 as tf
+    >>> with tf.Graph().as_default():
+    ...     w = tf.Variable(1.0)
+    ...     opt = tf.train.MomentumOptimizer(0.1, momentum=0.5)
+    ...     train = opt.minimize(w * w)
+    ...     with tf.Session() as sess:
+    ...         sess.run(tf.global_variables_initializer())
+    ...         _ = sess.run(train); _ = sess.run(train)     # accum 2, then 0.5*2 + 1.6
+    ...         round(float(sess.run(w)), 6), opt.get_slot(w, "momentum").name
+    (0.54, 'Momentum/Variable/momentum')
+    """
 
     _slot_names = ("momentum",)
 
-    def __init__(self, learning_rate, momentum, use_locking=False, name="Momentum",
-                 use_nesterov=False):
+    def __init__(self, learning_rate: float, momentum: float, use_locking: bool = False,
+                 name: str = "Momentum", use_nesterov: bool = False):
         super().__init__(use_locking, name)
         self._lr, self._momentum, self._nesterov = learning_rate, momentum, use_nesterov
 
@@ -502,12 +528,21 @@ class AdamOptimizer(Optimizer):
         var -= lr_t * m / (sqrt(v) + epsilon)
 
     TF keeps ``beta1_power``/``beta2_power`` variables; here each variable counts its steps.
+
+    >>> import kernelgraph.compat.v1 as tf
+    >>> with tf.Graph().as_default():
+    ...     w = tf.Variable(1.0)
+    ...     train = tf.train.AdamOptimizer(0.1).minimize(w * w)
+    ...     with tf.Session() as sess:
+    ...         sess.run(tf.global_variables_initializer()); _ = sess.run(train)
+    ...         round(float(sess.run(w)), 6)                # the first step is lr * sign(g)
+    0.9
     """
 
     _slot_names = ("m", "v")
 
-    def __init__(self, learning_rate=0.001, beta1=0.9, beta2=0.999, epsilon=1e-08,
-                 use_locking=False, name="Adam"):
+    def __init__(self, learning_rate: float = 0.001, beta1: float = 0.9, beta2: float = 0.999,
+                 epsilon: float = 1e-08, use_locking: bool = False, name: str = "Adam"):
         super().__init__(use_locking, name)
         self._lr, self._beta1, self._beta2, self._eps = learning_rate, beta1, beta2, epsilon
 
@@ -526,15 +561,27 @@ class AdamOptimizer(Optimizer):
         return lr_t * (m / (ops.sqrt(v) + self._eps)), {"step": t, "m": m, "v": v}
 
 
-def get_global_step(graph=None):
-    """The graph's ``global_step`` variable, or None."""
+def get_global_step(graph: Graph | None = None) -> Variable | None:
+    """The graph's ``global_step`` variable, or None.
+
+    >>> import kernelgraph.compat.v1 as tf
+    >>> with tf.Graph().as_default():
+    ...     print(tf.train.get_global_step())
+    None
+    """
     graph = graph or get_default_graph()
     found = [v for v in graph.variables if v.name == "global_step"]
     return found[0] if found else None
 
 
-def create_global_step(graph=None):
-    """A new int64 ``global_step`` variable (0, not trainable)."""
+def create_global_step(graph: Graph | None = None) -> Variable:
+    """A new int64 ``global_step`` variable (0, not trainable).
+
+    >>> import kernelgraph.compat.v1 as tf
+    >>> with tf.Graph().as_default():
+    ...     tf.train.create_global_step().name
+    'global_step'
+    """
     graph = graph or get_default_graph()
     if get_global_step(graph) is not None:
         raise ValueError('"global_step" already exists.')
@@ -542,8 +589,14 @@ def create_global_step(graph=None):
         return Variable(np.array(0, np.int64), trainable=False, name="global_step")
 
 
-def get_or_create_global_step(graph=None):
-    """The graph's ``global_step`` variable, made if there is none."""
+def get_or_create_global_step(graph: Graph | None = None) -> Variable:
+    """The graph's ``global_step`` variable, made if there is none.
+
+    >>> import kernelgraph.compat.v1 as tf
+    >>> with tf.Graph().as_default():
+    ...     tf.train.get_or_create_global_step() is tf.train.get_or_create_global_step()
+    True
+    """
     step = get_global_step(graph)
     return step if step is not None else create_global_step(graph)
 

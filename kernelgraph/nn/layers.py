@@ -271,7 +271,12 @@ class Sequential(Module):
         return items[index]
 
     def append(self, module: Module) -> Sequential:
-        """Add ``module`` at the end."""
+        """Add ``module`` at the end.
+
+        >>> import kernelgraph as kg
+        >>> len(kg.nn.Sequential(kg.nn.ReLU()).append(kg.nn.Tanh()))
+        2
+        """
         if not isinstance(module, Module):
             raise TypeError(f"Sequential: expected a kg.nn.Module, got {type(module).__name__}")
         self._modules[str(len(self._modules))] = module

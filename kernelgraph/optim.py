@@ -122,6 +122,8 @@ class GraphUpdates:
                     g = O.cast(g, dtype=var.dtype)
                 state = self._graph_slots(var)
                 delta, new_state = self._update(var, g, state, hyper)
+                if delta.dtype != var.dtype:  # a fed float64 learning rate on float32 weights
+                    delta = O.cast(delta, dtype=var.dtype)
                 # Slots take the values computed from their old values; the variable's
                 # update reads those computed values, never a slot re-read after its assign.
                 updates.extend(state[k].assign(v) for k, v in new_state.items())

@@ -602,3 +602,19 @@ def test_load_state_dict_checks_keys_and_shapes():
     assert (net.state_dict()["0.bias"] == 1).all()
     with pytest.raises(TypeError, match="expects a dict"):
         net.load_state_dict([1, 2])
+
+
+@pytest.mark.skipif(not kg.cuda.is_available(), reason="needs CUDA or its simulator")
+def test_eager_lstm_rnn_on_cuda_matches_the_cpu():
+    kg.random.seed(0)
+    cell = kg.nn.LSTMCell(2, 3)
+    x = rng.standard_normal((2, 4, 2)).astype(np.float32)
+    out, (h, c) = kg.nn.dynamic_rnn(cell, kg.tensor(x), sequence_length=[4, 2])
+    for p in cell.parameters():
+        p.data = kg.devices.transfer(p.data, kg.device("cuda"))
+    out2, (h2, c2) = kg.nn.dynamic_rnn(cell, kg.tensor(x, device="cuda"),
+                                       sequence_length=[4, 2])
+    assert c2.device.type == "cuda"
+    for a, b in ((out, out2), (h, h2), (c, c2)):
+        np.testing.assert_allclose(b.cpu().detach().numpy(), a.detach().numpy(), rtol=1e-5,
+                                   atol=1e-6)

@@ -290,7 +290,8 @@ def _eager_rnn(cell, inputs, sequence_length, initial_state, time_major):
     lengths = _eager_lengths(sequence_length, batch)
     h = initial_state
     if h is None:
-        h = pack_as(cell.state_size, [tensor(np.zeros((batch, size), inputs.dtype))
+        h = pack_as(cell.state_size, [tensor(np.zeros((batch, size), inputs.dtype),
+                                             device=inputs.device)
                                       for size in flatten(cell.state_size)])
     outputs = []
     for t in range(steps):
@@ -300,7 +301,7 @@ def _eager_rnn(cell, inputs, sequence_length, initial_state, time_major):
             h = h_next
         else:
             # The same ops as the static loop, so both modes compute the same bits.
-            alive = tensor((t < lengths)[:, None])
+            alive = tensor((t < lengths)[:, None], device=inputs.device)
             out = O.where(alive, out, O.zeros_like(out))
             h = _keep(alive, h_next, h)
         outputs.append(out)

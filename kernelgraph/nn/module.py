@@ -327,7 +327,7 @@ class Module:
             with graph.as_default(), graph.name_scope(self.name):
                 for name, p in self._parameters.items():
                     if p is not None:
-                        made[name] = Variable(np.array(p.detach().numpy(), copy=True),
+                        made[name] = Variable(np.array(to_numpy(p.data), copy=True),
                                               name=name)
                         _PARAMETER_VARIABLES.setdefault(graph, {})[id(p)] = \
                             (weakref.ref(p), made[name])

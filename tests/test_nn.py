@@ -618,3 +618,37 @@ def test_eager_lstm_rnn_on_cuda_matches_the_cpu():
     for a, b in ((out, out2), (h, h2), (c, c2)):
         np.testing.assert_allclose(b.cpu().detach().numpy(), a.detach().numpy(), rtol=1e-5,
                                    atol=1e-6)
+
+
+def test_compat_basic_lstm_cell_follows_tf1():
+    import kernelgraph.compat.v1 as tf
+
+    x = rng.standard_normal((3, 4, 2)).astype(np.float32)
+    lengths = np.array([4, 1, 3])
+    g = tf.Graph()
+    with g.as_default():
+        cell = tf.nn.rnn_cell.BasicLSTMCell(3, forget_bias=0.5)
+        xs = tf.placeholder(tf.float32, [None, None, 2])
+        outputs, state = tf.nn.dynamic_rnn(cell, xs, sequence_length=lengths, dtype=tf.float32)
+        assert isinstance(state, tf.nn.rnn_cell.LSTMStateTuple)
+        init = tf.global_variables_initializer()
+    with tf.Session(graph=g) as sess:
+        sess.run(init)
+        out, c, h = sess.run([outputs, state.c, state.h], {xs: x})
+    p = {k: v.astype(np.float64) for k, v in cell.cell.state_dict().items()}
+    assert p["kernel"].shape == (5, 12) and (p["bias"] == 0).all()
+    hs, cs = np.zeros((3, 3)), np.zeros((3, 3))
+    want = np.zeros((3, 4, 3))
+    for t in range(4):
+        gates = np.concatenate([x[:, t], hs], 1) @ p["kernel"] + p["bias"]
+        i, j, f, o = np.split(gates, 4, axis=1)
+        nc = cs * np_sigmoid(f + 0.5) + np_sigmoid(i) * np.tanh(j)
+        nh = np.tanh(nc) * np_sigmoid(o)
+        alive = (t < lengths)[:, None]
+        want[:, t] = np.where(alive, nh, 0)
+        hs, cs = np.where(alive, nh, hs), np.where(alive, nc, cs)
+    np.testing.assert_allclose(out, want, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(h, hs, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(c, cs, rtol=1e-5, atol=1e-6)
+    with pytest.raises(NotImplementedError, match="peepholes"):
+        tf.nn.rnn_cell.LSTMCell(3, use_peepholes=True)

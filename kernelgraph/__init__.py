@@ -20,7 +20,7 @@ Static (TensorFlow 1 names)::
 Both call the same ops (:mod:`kernelgraph.ops`), the same autodiff and the same numba kernels.
 """
 
-from . import autograd, cuda, data, devices, dtypes, errors, nn, ops, trace
+from . import autograd, cuda, data, devices, dtypes, errors, nn, ops, optim, trace
 from .checkpoint import load, save
 from .devices import Device, DeviceError, device
 from .dtypes import bool_, float32, float64, int32, int64
@@ -155,4 +155,4 @@ __all__ += ["argmax", "clip", "concat", "dropout", "embedding", "gather", "one_h
             "random", "split", "stack"]
 __all__ += ["cond", "nn", "while_loop"]
 __all__ += ["function"]
-__all__ += ["data", "load", "save"]
+__all__ += ["data", "load", "optim", "save"]

@@ -13,6 +13,7 @@ Classic TF1 tutorial code runs with only its import changed::
 
 from __future__ import annotations
 
+import collections
 import types
 
 import numpy as np
@@ -21,6 +22,9 @@ from .. import errors, ops
 from ..devices import device as kg_device
 from ..dtypes import as_dtype, bool_, float32, float64, int32, int64
 from ..graph import Graph, Node, get_default_graph, name_scope, reset_default_graph
+from ..nn import Module as _Module
+from ..nn import init as _init
+from ..optim import GraphUpdates as _GraphUpdates
 from ..static.gradients import gradients
 from ..static.session import InteractiveSession, Session, get_default_session
 from ..static.variables import (
@@ -394,6 +398,311 @@ class BasicRNNCell:
         return zeros([batch_size, self.num_units], dtype=dtype)
 
 
+LSTMStateTuple = collections.namedtuple("LSTMStateTuple", ["c", "h"])
+
+
+class BasicLSTMCell:
+    """tf.nn.rnn_cell.BasicLSTMCell(num_units, forget_bias=1.0): TF1's LSTM, not PyTorch's
+    (that is :class:`kernelgraph.nn.LSTMCell`): one ``kernel`` (input + num_units,
+    4 * num_units), Glorot-uniform, and one zero ``bias``; gates in TF's order i, j, f, o;
+    ``forget_bias`` added to f; the state is ``LSTMStateTuple(c, h)``::
+
+        i, j, f, o = split(concat([x, h], 1) @ kernel + bias, 4)
+        c' = c * sigmoid(f + forget_bias) + sigmoid(i) * tanh(j)
+        h' = tanh(c') * sigmoid(o)
+
+    >>> import kernelgraph.compat.v1 as tf
+    >>> with tf.Graph().as_default():
+    ...     cell = tf.nn.rnn_cell.BasicLSTMCell(4)
+    ...     x = tf.placeholder(tf.float32, [None, 5, 3])
+    ...     outputs, state = tf.nn.dynamic_rnn(cell, x, dtype=tf.float32)
+    ...     outputs.shape, type(state).__name__, [v.name for v in tf.trainable_variables()]
+    ((None, None, 4), 'LSTMStateTuple', ['rnn/basic_lstm_cell/kernel', 'rnn/basic_lstm_cell/bias'])
+    """
+
+    def __init__(self, num_units: int, forget_bias: float = 1.0, state_is_tuple: bool = True,
+                 activation=None, reuse=None, name: str | None = None, dtype=None):
+        if not state_is_tuple:
+            raise NotImplementedError("BasicLSTMCell: only state_is_tuple=True is implemented")
+        if activation not in (None, ops.tanh):
+            raise NotImplementedError("BasicLSTMCell: only the default tanh activation is "
+                                      "implemented")
+        self.num_units, self.forget_bias = int(num_units), float(forget_bias)
+        self.name, self.dtype = name, dtype
+        self.cell = None  # made at the first call, when the input size is known
+
+    @property
+    def state_size(self) -> LSTMStateTuple:
+        return LSTMStateTuple(self.num_units, self.num_units)
+
+    @property
+    def output_size(self) -> int:
+        return self.num_units
+
+    def __call__(self, inputs, state) -> tuple:
+        """TF's cell call: ``(h', LSTMStateTuple(c', h'))``."""
+        if self.cell is None:
+            size = inputs.shape[-1] if inputs.shape is not None else None
+            if size is None:
+                raise ValueError(f"{type(self).__name__}: the last dim of the inputs must be "
+                                 "known")
+            self.cell = _TFLSTM(int(size), self.num_units, self.forget_bias,
+                                as_dtype(self.dtype or inputs.dtype),
+                                self.name or "basic_lstm_cell")
+        c, h = state
+        new_c, new_h = self.cell(inputs, c, h)
+        return new_h, LSTMStateTuple(new_c, new_h)
+
+    def zero_state(self, batch_size, dtype) -> LSTMStateTuple:
+        return LSTMStateTuple(zeros([batch_size, self.num_units], dtype=dtype),
+                              zeros([batch_size, self.num_units], dtype=dtype))
+
+
+class LSTMCell(BasicLSTMCell):
+    """tf.nn.rnn_cell.LSTMCell(num_units): :class:`BasicLSTMCell`'s formula; peepholes,
+    clipping and projections are not implemented."""
+
+    def __init__(self, num_units: int, use_peepholes: bool = False, cell_clip=None,
+                 initializer=None, num_proj=None, proj_clip=None, forget_bias: float = 1.0,
+                 state_is_tuple: bool = True, activation=None, reuse=None,
+                 name: str | None = None, dtype=None):
+        if use_peepholes or cell_clip is not None or num_proj is not None or \
+                proj_clip is not None or initializer is not None:
+            raise NotImplementedError("LSTMCell: peepholes, clipping, projections and custom "
+                                      "initializers are not implemented")
+        super().__init__(num_units, forget_bias, state_is_tuple, activation, reuse,
+                         name or "lstm_cell", dtype)
+
+
+class _TFLSTM(_Module):
+    """The parameters and step of :class:`BasicLSTMCell` (a kg.nn.Module, so its variables
+    are made per graph like any layer's)."""
+
+    def __init__(self, input_size: int, num_units: int, forget_bias: float, dtype, name: str):
+        super().__init__(name)
+        self.forget_bias = forget_bias
+        kernel = self.register_parameter(
+            "kernel", np.zeros((input_size + num_units, 4 * num_units), dtype))
+        _init.xavier_uniform_(kernel)  # TF1's default initializer for variables
+        self.register_parameter("bias", np.zeros(4 * num_units, dtype))
+
+    def forward(self, x, c, h):
+        gates = ops.matmul(ops.concat([x, h], axis=1), self.kernel) + self.bias
+        i, j, f, o = ops.split(gates, 4, axis=1)
+        new_c = c * ops.sigmoid(f + self.forget_bias) + ops.sigmoid(i) * ops.tanh(j)
+        return new_c, ops.tanh(new_c) * ops.sigmoid(o)
 nn.dynamic_rnn = _dynamic_rnn
-nn.rnn_cell = types.SimpleNamespace(BasicRNNCell=BasicRNNCell, RNNCell=BasicRNNCell)
+nn.rnn_cell = types.SimpleNamespace(BasicRNNCell=BasicRNNCell, RNNCell=BasicRNNCell,
+                                    BasicLSTMCell=BasicLSTMCell, LSTMCell=LSTMCell,
+                                    LSTMStateTuple=LSTMStateTuple)
 __all__ += ["cond", "while_loop"]
+
+
+# -- tf.train: optimizers ----------------------------------------------------------------------
+class Optimizer(_GraphUpdates):
+    """TF1's ``tf.train.Optimizer``: ``minimize(loss)`` = ``apply_gradients(
+    compute_gradients(loss))``, a train op updating the trainable variables of the loss's
+    graph. The update rules are TF1's (see each subclass); the machinery (slot variables,
+    one ``group`` of assigns) is :mod:`kernelgraph.optim`'s."""
+
+    _slot_names: tuple = ()
+
+    def __init__(self, use_locking: bool = False, name: str = "Optimizer"):  # locking: no-op
+        self._name = name
+
+    def _hyper(self) -> dict:
+        return {}
+
+    def compute_gradients(self, loss: Node, var_list: list | None = None) -> list:
+        """``[(gradient, variable)]`` for ``var_list`` (default: the trainable variables of
+        the loss's graph); the gradient is None where the loss does not depend on it."""
+        if not isinstance(loss, Node) or type(loss).__name__ == "EagerNode":
+            raise TypeError(f"{type(self).__name__}.compute_gradients needs a graph tensor "
+                            f"loss, got {type(loss).__name__}")
+        graph = loss.graph
+        if var_list is None:
+            var_list = [v for v in graph.variables if v.trainable]
+        var_list = list(var_list)
+        if not var_list:
+            raise ValueError("No variables to optimize.")
+        with graph.as_default():
+            grads = gradients(loss, var_list)
+        return list(zip(grads, var_list))
+
+    def apply_gradients(self, grads_and_vars, global_step: Variable | None = None,
+                        name: str | None = None) -> Node:
+        """The train op applying ``[(gradient, variable)]``; increments ``global_step``."""
+        pairs = list(grads_and_vars)
+        if all(g is None for g, _ in pairs):
+            raise ValueError(f"No gradients provided for any variable: "
+                             f"{[v.name for _, v in pairs]}")
+        return self._train_op(pairs, self._hyper(), global_step, name, scope=self._name)
+
+    def minimize(self, loss: Node, global_step: Variable | None = None,
+                 var_list: list | None = None, name: str | None = None) -> Node:
+        """One train op: compute the gradients of ``loss`` and apply them.
+
+        >>> import kernelgraph.compat.v1 as tf
+        >>> with tf.Graph().as_default():
+        ...     w = tf.Variable(3.0)
+        ...     step = tf.train.get_or_create_global_step()
+        ...     train = tf.train.GradientDescentOptimizer(0.25).minimize(
+        ...         tf.square(w), global_step=step)
+        ...     with tf.Session() as sess:
+        ...         sess.run(tf.global_variables_initializer())
+        ...         _ = sess.run(train)
+        ...         float(sess.run(w)), int(sess.run(step))     # 3 - 0.25 * 6
+        (1.5, 1)
+        """
+        return self.apply_gradients(self.compute_gradients(loss, var_list), global_step, name)
+
+    def get_slot_names(self) -> list:
+        """The names ``get_slot`` accepts (TF's: ``['m', 'v']`` for Adam)."""
+        return list(self._slot_names)
+
+
+class GradientDescentOptimizer(Optimizer):
+    """``var -= learning_rate * grad``.
+
+    >>> import kernelgraph.compat.v1 as tf
+    >>> with tf.Graph().as_default():
+    ...     w = tf.Variable(1.0)
+    ...     train = tf.train.GradientDescentOptimizer(0.1).minimize(w * w)
+    ...     with tf.Session() as sess:
+    ...         sess.run(tf.global_variables_initializer()); _ = sess.run(train)
+    ...         round(float(sess.run(w)), 6)                # 1 - 0.1 * 2
+    0.8
+    """
+
+    def __init__(self, learning_rate: float, use_locking: bool = False,
+                 name: str = "GradientDescent"):
+        super().__init__(use_locking, name)
+        self._lr = learning_rate
+
+    def _update(self, p, g, state, hyper):
+        return self._lr * g, {}
+
+
+class MomentumOptimizer(Optimizer):
+    """``accum = momentum * accum + grad; var -= learning_rate * accum`` (with
+    ``use_nesterov``: ``var -= learning_rate * (grad + momentum * accum)``).
+
+    >>> import kernelgraph.compat.v1 as tf
+    >>> with tf.Graph().as_default():
+    ...     w = tf.Variable(1.0)
+    ...     opt = tf.train.MomentumOptimizer(0.1, momentum=0.5)
+    ...     train = opt.minimize(w * w)
+    ...     with tf.Session() as sess:
+    ...         sess.run(tf.global_variables_initializer())
+    ...         _ = sess.run(train); _ = sess.run(train)     # accum 2, then 0.5*2 + 1.6
+    ...         round(float(sess.run(w)), 6), opt.get_slot(w, "momentum").name
+    (0.54, 'Momentum/Variable/momentum')
+    """
+
+    _slot_names = ("momentum",)
+
+    def __init__(self, learning_rate: float, momentum: float, use_locking: bool = False,
+                 name: str = "Momentum", use_nesterov: bool = False):
+        super().__init__(use_locking, name)
+        self._lr, self._momentum, self._nesterov = learning_rate, momentum, use_nesterov
+
+    def _slot_specs(self, p) -> dict:
+        return {"momentum": (tuple(p.shape), p.dtype, 0.0)}
+
+    def _update(self, p, g, state, hyper):
+        accum = self._momentum * state["momentum"] + g
+        step = g + self._momentum * accum if self._nesterov else accum
+        return self._lr * step, {"momentum": accum}
+
+
+class AdamOptimizer(Optimizer):
+    """TF1's Adam, with epsilon added to sqrt(v) *before* the bias correction folds into
+    the learning rate (unlike PyTorch's, see :class:`kernelgraph.optim.Adam`)::
+
+        t = t + 1
+        lr_t = learning_rate * sqrt(1 - beta2**t) / (1 - beta1**t)
+        m = beta1 * m + (1 - beta1) * g
+        v = beta2 * v + (1 - beta2) * g * g
+        var -= lr_t * m / (sqrt(v) + epsilon)
+
+    TF keeps ``beta1_power``/``beta2_power`` variables; here each variable counts its steps.
+
+    >>> import kernelgraph.compat.v1 as tf
+    >>> with tf.Graph().as_default():
+    ...     w = tf.Variable(1.0)
+    ...     train = tf.train.AdamOptimizer(0.1).minimize(w * w)
+    ...     with tf.Session() as sess:
+    ...         sess.run(tf.global_variables_initializer()); _ = sess.run(train)
+    ...         round(float(sess.run(w)), 6)                # the first step is lr * sign(g)
+    0.9
+    """
+
+    _slot_names = ("m", "v")
+
+    def __init__(self, learning_rate: float = 0.001, beta1: float = 0.9, beta2: float = 0.999,
+                 epsilon: float = 1e-08, use_locking: bool = False, name: str = "Adam"):
+        super().__init__(use_locking, name)
+        self._lr, self._beta1, self._beta2, self._eps = learning_rate, beta1, beta2, epsilon
+
+    def _slot_specs(self, p) -> dict:
+        shape = tuple(p.shape)
+        return {"step": ((), float64, 0.0), "m": (shape, p.dtype, 0.0),
+                "v": (shape, p.dtype, 0.0)}
+
+    def _update(self, p, g, state, hyper):
+        b1, b2 = self._beta1, self._beta2
+        t = state["step"] + 1.0
+        lr_t = ops.cast(self._lr * ops.sqrt(1.0 - ops.pow(b2, t)) / (1.0 - ops.pow(b1, t)),
+                        dtype=p.dtype)
+        m = b1 * state["m"] + (1 - b1) * g
+        v = b2 * state["v"] + (1 - b2) * (g * g)
+        return lr_t * (m / (ops.sqrt(v) + self._eps)), {"step": t, "m": m, "v": v}
+
+
+def get_global_step(graph: Graph | None = None) -> Variable | None:
+    """The graph's ``global_step`` variable, or None.
+
+    >>> import kernelgraph.compat.v1 as tf
+    >>> with tf.Graph().as_default():
+    ...     print(tf.train.get_global_step())
+    None
+    """
+    graph = graph or get_default_graph()
+    found = [v for v in graph.variables if v.name == "global_step"]
+    return found[0] if found else None
+
+
+def create_global_step(graph: Graph | None = None) -> Variable:
+    """A new int64 ``global_step`` variable (0, not trainable).
+
+    >>> import kernelgraph.compat.v1 as tf
+    >>> with tf.Graph().as_default():
+    ...     tf.train.create_global_step().name
+    'global_step'
+    """
+    graph = graph or get_default_graph()
+    if get_global_step(graph) is not None:
+        raise ValueError('"global_step" already exists.')
+    with graph.as_default():
+        return Variable(np.array(0, np.int64), trainable=False, name="global_step")
+
+
+def get_or_create_global_step(graph: Graph | None = None) -> Variable:
+    """The graph's ``global_step`` variable, made if there is none.
+
+    >>> import kernelgraph.compat.v1 as tf
+    >>> with tf.Graph().as_default():
+    ...     tf.train.get_or_create_global_step() is tf.train.get_or_create_global_step()
+    True
+    """
+    step = get_global_step(graph)
+    return step if step is not None else create_global_step(graph)
+
+
+train = types.SimpleNamespace(
+    Optimizer=Optimizer, GradientDescentOptimizer=GradientDescentOptimizer,
+    MomentumOptimizer=MomentumOptimizer, AdamOptimizer=AdamOptimizer,
+    get_global_step=get_global_step, create_global_step=create_global_step,
+    get_or_create_global_step=get_or_create_global_step,
+)
+__all__ += ["train"]

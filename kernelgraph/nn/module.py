@@ -40,6 +40,7 @@ from collections.abc import Iterator
 import numpy as np
 
 from .. import dtypes as D
+from ..devices import to_numpy
 from ..eager import Tensor, no_grad, tensor
 from ..graph import Graph, Node
 
@@ -69,6 +70,28 @@ def _static_graph(values) -> Graph | None:
         elif isinstance(v, dict):
             stack[:0] = list(v.values())
     return None
+
+
+# graph -> {id(parameter tensor): (weak reference to it, its Variable in that graph)}: how an
+# optimiser given a module's parameters finds what to update in a graph.
+_PARAMETER_VARIABLES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def variable_of(parameter: Tensor, graph: Graph):
+    """The ``kg.Variable`` a module made in ``graph`` for its ``parameter`` tensor, or None
+    when no module used that parameter in that graph (yet).
+
+    >>> import kernelgraph as kg
+    >>> cell = kg.nn.RNNCell(2, 3)
+    >>> with kg.Graph().as_default() as g:
+    ...     _ = cell.variables()
+    >>> variable_of(cell.weight_ih, g).name
+    'rnn_cell/weight_ih'
+    """
+    from ..static.control_flow import root_graph
+
+    ref, var = _PARAMETER_VARIABLES.get(root_graph(graph), {}).get(id(parameter), (None, None))
+    return var if ref is not None and ref() is parameter else None
 
 
 def _snake(name: str) -> str:
@@ -232,6 +255,66 @@ class Module:
                 found.extend(child.variables(graph, True))
         return found
 
+    def state_dict(self) -> dict[str, np.ndarray]:
+        """Every parameter's values, ``{'child.weight': array}`` (copies), in the order of
+        :meth:`named_parameters`.
+
+        >>> import kernelgraph as kg
+        >>> {k: v.shape for k, v in kg.nn.RNNCell(2, 3, bias=False).state_dict().items()}
+        {'weight_ih': (3, 2), 'weight_hh': (3, 3)}
+        """
+        return {name: np.array(to_numpy(p.data), copy=True)  # a GPU tensor: copied to host
+                for name, p in self.named_parameters()}
+
+    def load_state_dict(self, state_dict: dict, strict: bool = True) -> Module:
+        """Copy ``state_dict``'s arrays into the parameters (in place). With ``strict``, its
+        keys must be exactly the parameters' names; shapes must always match (a
+        RuntimeError names the keys or the shapes otherwise, as in PyTorch).
+
+        Graph variables already made for this module keep the initial values they were
+        made with; load before building a graph (or assign the variables) to train on from
+        the loaded values in static mode.
+
+        >>> import kernelgraph as kg
+        >>> a, b = kg.nn.RNNCell(2, 3), kg.nn.RNNCell(2, 3)
+        >>> _ = b.load_state_dict(a.state_dict())
+        >>> all((a.state_dict()[k] == v).all() for k, v in b.state_dict().items())
+        True
+        >>> b.load_state_dict({"weight_ih": a.state_dict()["weight_ih"]})
+        Traceback (most recent call last):
+        ...
+        RuntimeError: RNNCell.load_state_dict: missing keys ['weight_hh', 'bias_ih', 'bias_hh']
+        """
+        from .init import copy_into
+
+        if not isinstance(state_dict, dict):
+            raise TypeError(f"load_state_dict expects a dict of name -> array, got "
+                            f"{type(state_dict).__name__}")
+        own = dict(self.named_parameters())
+        what = f"{type(self).__name__}.load_state_dict"
+        if strict:
+            missing = [k for k in own if k not in state_dict]
+            unexpected = [k for k in state_dict if k not in own]
+            if missing or unexpected:
+                parts = ([f"missing keys {missing}"] if missing else []) + \
+                    ([f"unexpected keys {unexpected}"] if unexpected else [])
+                raise RuntimeError(f"{what}: {'; '.join(parts)}")
+        values = {}
+        for name, value in state_dict.items():
+            if name not in own:
+                continue
+            arr = to_numpy(value.data) if isinstance(value, Tensor) else np.asarray(value)
+            if arr.shape != tuple(own[name].shape):
+                raise RuntimeError(f"{what}: size mismatch for {name}: the checkpoint has shape "
+                                 f"{arr.shape}, the parameter has shape {tuple(own[name].shape)}")
+            if arr.dtype.kind not in "fiu":
+                raise TypeError(f"{what}: {name} holds {arr.dtype.name} values, expected "
+                                "numbers")
+            values[name] = arr
+        for name, arr in values.items():  # all checked first: no half-loaded module
+            copy_into(own[name], arr)
+        return self
+
     def _graph_variables(self, graph: Graph) -> dict:
         made = self._variables.get(graph)
         if made is None:
@@ -244,8 +327,10 @@ class Module:
             with graph.as_default(), graph.name_scope(self.name):
                 for name, p in self._parameters.items():
                     if p is not None:
-                        made[name] = Variable(np.array(p.detach().numpy(), copy=True),
+                        made[name] = Variable(np.array(to_numpy(p.data), copy=True),
                                               name=name)
+                        _PARAMETER_VARIABLES.setdefault(graph, {})[id(p)] = \
+                            (weakref.ref(p), made[name])
             self._variables[graph] = made
         return made
 

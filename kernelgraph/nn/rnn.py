@@ -43,7 +43,7 @@ from ..devices import device
 from ..eager import Tensor, tensor
 from ..graph import Node, shape_str, user_location
 from ..ops import random as R
-from ..ops.control import dim_size
+from ..ops.control import dim_size, flatten, pack_as
 from .module import Module
 
 
@@ -112,13 +112,100 @@ class RNNCell(Module):
         return O.tanh(out)
 
     def _check(self, x, what, size):
-        shape = getattr(x, "shape", None)
-        if shape is None or not isinstance(x, Tensor | Node):
-            raise TypeError(f"RNNCell: the {what} must be a kg.Tensor or a graph node, got "
-                            f"{type(x).__name__}")
-        if len(shape) not in (1, 2) or (shape[-1] is not None and shape[-1] != size):
-            raise ValueError(f"RNNCell: expected the {what} of shape (batch, {size}), got "
-                             f"{shape_str(shape)}")
+        _check_step(type(self).__name__, x, what, size)
+
+    def extra_repr(self) -> str:
+        return f"{self.input_size}, {self.hidden_size}" + ("" if self.bias else ", bias=False")
+
+
+def _check_step(cell: str, x, what: str, size: int) -> None:
+    """One step's input or state must be (batch, size) (or (size,)): say so otherwise."""
+    if not isinstance(x, Tensor | Node):
+        raise TypeError(f"{cell}: the {what} must be a kg.Tensor or a graph node, got "
+                        f"{type(x).__name__}")
+    shape = None if x.shape is None else tuple(x.shape)  # a GPU array's shape: a tuple
+    if shape is not None and (len(shape) not in (1, 2) or
+                              (shape[-1] is not None and shape[-1] != size)):
+        raise ValueError(f"{cell}: expected the {what} of shape (batch, {size}), got "
+                         f"{shape_str(shape)}")
+
+
+class LSTMCell(Module):
+    """A long short-term memory cell with PyTorch's formula and parameter layout::
+
+        i, f, g, o = split(x W_ih^T + b_ih + h W_hh^T + b_hh, 4)     # gates in this order
+        c' = sigmoid(f) * c + sigmoid(i) * tanh(g)
+        h' = sigmoid(o) * tanh(c')
+
+    ``weight_ih`` (4*hidden, input), ``weight_hh`` (4*hidden, hidden), ``bias_ih`` and
+    ``bias_hh`` (4*hidden), each drawn from U(-1/sqrt(hidden), 1/sqrt(hidden)) by
+    ``kg.random``. ``cell(x, (h, c))`` returns ``(h', c')``; the state defaults to zeros.
+    For :func:`dynamic_rnn` the state is the tuple ``(h, c)`` (``state_size`` is
+    ``(hidden, hidden)``) and the output of a step is ``h``.
+
+    >>> import kernelgraph as kg
+    >>> cell = kg.nn.LSTMCell(3, 4)
+    >>> [(name, p.shape) for name, p in cell.named_parameters()]
+    [('weight_ih', (16, 3)), ('weight_hh', (16, 4)), ('bias_ih', (16,)), ('bias_hh', (16,))]
+    >>> h, c = cell(kg.ones(2, 3))
+    >>> h.shape, c.shape
+    ((2, 4), (2, 4))
+    """
+
+    def __init__(self, input_size: int, hidden_size: int, bias: bool = True, dtype=None,
+                 name: str | None = None):
+        super().__init__(name)
+        for what, n in (("input_size", input_size), ("hidden_size", hidden_size)):
+            if isinstance(n, bool) or not isinstance(n, int | np.integer) or n <= 0:
+                raise ValueError(f"LSTMCell: {what} must be a positive int, got {n!r}")
+        self.input_size, self.hidden_size, self.bias = int(input_size), int(hidden_size), bias
+        dtype = D.as_dtype(dtype) if dtype is not None else D.float32
+        if dtype not in D.FLOATS:
+            raise TypeError(f"LSTMCell: dtype must be float32 or float64, got {dtype.name}")
+        k = 1.0 / math.sqrt(self.hidden_size)
+        four = 4 * self.hidden_size
+
+        def draw(*shape):
+            return R.uniform(shape, low=-k, high=k, dtype=dtype)
+
+        self.register_parameter("weight_ih", draw(four, self.input_size))
+        self.register_parameter("weight_hh", draw(four, self.hidden_size))
+        self.register_parameter("bias_ih", draw(four) if bias else None)
+        self.register_parameter("bias_hh", draw(four) if bias else None)
+
+    @property
+    def state_size(self) -> tuple[int, int]:
+        return (self.hidden_size, self.hidden_size)
+
+    @property
+    def output_size(self) -> int:
+        return self.hidden_size
+
+    @property
+    def dtype(self):
+        return self._parameters["weight_ih"].dtype
+
+    def forward(self, x: Tensor | Node, state: tuple | None = None) -> tuple:
+        """The next state ``(h, c)``; ``h`` is also the cell's output."""
+        _check_step("LSTMCell", x, "input", self.input_size)
+        if state is None:
+            h = c = zero_state(x, self.hidden_size, self.dtype)
+        elif isinstance(state, tuple | list) and len(state) == 2:
+            h, c = state
+        else:
+            raise TypeError(f"LSTMCell: the state must be a tuple (h, c), got "
+                            f"{type(state).__name__}")
+        _check_step("LSTMCell", h, "hidden state h", self.hidden_size)
+        _check_step("LSTMCell", c, "cell state c", self.hidden_size)
+        gates = O.matmul(x, O.transpose(self.weight_ih))
+        if self.bias:
+            gates = gates + self.bias_ih
+        gates = gates + O.matmul(h, O.transpose(self.weight_hh))
+        if self.bias:
+            gates = gates + self.bias_hh
+        i, f, g, o = O.split(gates, 4, axis=-1)
+        c_next = O.sigmoid(f) * c + O.sigmoid(i) * O.tanh(g)
+        return O.sigmoid(o) * O.tanh(c_next), c_next
 
     def extra_repr(self) -> str:
         return f"{self.input_size}, {self.hidden_size}" + ("" if self.bias else ", bias=False")
@@ -128,7 +215,7 @@ def zero_state(like, size: int, dtype):
     """Zeros of shape (batch, size), batch taken from ``like`` (batch, ...): known only at
     run time for a graph node, so made from it rather than from a shape."""
     if isinstance(like, Tensor):
-        return tensor(np.zeros((*like.shape[:-1], size), dtype))
+        return tensor(np.zeros((*tuple(like.shape)[:-1], size), dtype), device=like.device)
     zeros = O.zeros_like(like[..., :1])  # (batch, 1), broadcast to (batch, size) below
     if zeros.dtype != dtype:
         zeros = O.cast(zeros, dtype=dtype)
@@ -149,8 +236,10 @@ def dynamic_rnn(cell, inputs, sequence_length=None, initial_state=None, dtype=No
     ``inputs`` is (batch, time, input) (or (time, batch, input) with ``time_major=True``);
     ``sequence_length`` (batch,) ints: outputs at steps at or past a sequence's length are
     zero and its final state is the state at its length (all steps when None).
-    ``initial_state`` (batch, state_size) defaults to zeros of ``dtype`` (the inputs' dtype
-    when None). ``outputs`` is (batch, time, output_size) (time first if ``time_major``).
+    ``initial_state`` (batch, state_size) -- for an :class:`LSTMCell` the tuple ``(h, c)``,
+    each (batch, hidden) -- defaults to zeros of ``dtype`` (the inputs' dtype when None);
+    the final state has the same structure. ``outputs`` is (batch, time, output_size)
+    (time first if ``time_major``).
 
     Eager tensors: a Python loop, recorded for ``backward()``. Graph nodes: a
     ``kg.while_loop`` over however many steps the fed inputs have; batch and time may be
@@ -201,7 +290,9 @@ def _eager_rnn(cell, inputs, sequence_length, initial_state, time_major):
     lengths = _eager_lengths(sequence_length, batch)
     h = initial_state
     if h is None:
-        h = tensor(np.zeros((batch, cell.state_size), inputs.dtype))
+        h = pack_as(cell.state_size, [tensor(np.zeros((batch, size), inputs.dtype),
+                                             device=inputs.device)
+                                      for size in flatten(cell.state_size)])
     outputs = []
     for t in range(steps):
         x_t = inputs[t] if time_major else inputs[:, t]
@@ -210,9 +301,9 @@ def _eager_rnn(cell, inputs, sequence_length, initial_state, time_major):
             h = h_next
         else:
             # The same ops as the static loop, so both modes compute the same bits.
-            alive = tensor((t < lengths)[:, None])
+            alive = tensor((t < lengths)[:, None], device=inputs.device)
             out = O.where(alive, out, O.zeros_like(out))
-            h = O.where(alive, h_next, h)
+            h = _keep(alive, h_next, h)
         outputs.append(out)
     if not outputs:
         shape = (0, batch, cell.output_size) if time_major else (batch, 0, cell.output_size)
@@ -226,7 +317,9 @@ def _static_rnn(cell, inputs, sequence_length, initial_state, time_major):
     with device("cpu"):  # a host op, like the loop that reads it
         steps = dim_size(x, axis=0)
     if initial_state is None:
-        initial_state = zero_state(_first_step(x), cell.state_size, inputs.dtype)
+        first = _first_step(x)
+        initial_state = pack_as(cell.state_size, [zero_state(first, size, inputs.dtype)
+                                                  for size in flatten(cell.state_size)])
     lengths = None
     if sequence_length is not None:
         lengths = sequence_length
@@ -252,28 +345,39 @@ def _static_rnn(cell, inputs, sequence_length, initial_state, time_major):
         if lengths is None:
             return (t + 1, h_next), [out]
         alive = O.less(t, lengths)[:, None]
-        return (t + 1, O.where(alive, h_next, h)), [O.where(alive, out, O.zeros_like(out))]
+        return (t + 1, _keep(alive, h_next, h)), [O.where(alive, out, O.zeros_like(out))]
 
     from ..static.control_flow import build_while
 
     start = np.array(0, np.int64)
+    # A node shaped like one step's output, for a loop of no steps: the state (or, for a
+    # tuple state such as an LSTM's (h, c), its first part, h) when the sizes agree.
+    state_like = flatten(initial_state)[0]
+    size_like = flatten(cell.state_size)[0]
+    like = [state_like] if getattr(cell, "output_size", None) == size_like else None
     (_, final), (outputs,) = build_while(keep_going, step, [start, initial_state], None, None,
                                          True, "while", location, stacked=1,
-                                         stacked_like=[initial_state] if getattr(
-                                             cell, "output_size", None) == cell.state_size
-                                         else None)
+                                         stacked_like=like)
     if not time_major:
         outputs = O.transpose(outputs, perm=(1, 0, 2))
     return outputs, final
 
 
 def _call_cell(cell, x, h):
-    """(output, new state): a PyTorch-style cell returns the new state, which is also its
-    output; a TF-style cell returns both."""
+    """(output, new state): a PyTorch-style cell (a kg.nn.Module) returns the new state,
+    whose first part (h of an LSTM's (h, c)) is its output; a TF-style cell returns both."""
     result = cell(x, h)
+    if isinstance(cell, Module):
+        return (result[0] if isinstance(result, tuple | list) else result), result
     if isinstance(result, tuple) and len(result) == 2:
         return result
     return result, result
+
+
+def _keep(alive, new, old):
+    """``new`` where ``alive`` (batch, 1) holds, else ``old``, for every part of a (possibly
+    tuple) state."""
+    return pack_as(new, [O.where(alive, n, o) for n, o in zip(flatten(new), flatten(old))])
 
 
 def _first_step(x):

@@ -4,7 +4,8 @@ Strict nbval compares every stored output. A kernelgraph graph document
 (``application/vnd.kernelgraph.graph+json``) is compared too -- nodes, edges, values,
 gradients, the order of the animation steps -- except the ``seconds`` each step took, which
 is a measurement and differs on every run, and the execution count in cell locations
-("Cell In[3], line 2"), which depends on how the notebook was run.
+("Cell In[3], line 2", in text and anywhere in a graph document: node locations, a
+stepper's error), which depends on how the notebook was run.
 """
 
 from __future__ import annotations
@@ -19,10 +20,13 @@ CELL = re.compile(r"Cell In\[\d+\]")
 
 
 def _cells(value):
+    """``value`` with every "Cell In[n]" in its strings (at any depth) made "Cell In[#]"."""
     if isinstance(value, str):
         return CELL.sub("Cell In[#]", value)
     if isinstance(value, list):
         return [_cells(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _cells(v) for k, v in value.items()}
     return value
 
 
@@ -38,9 +42,6 @@ def _without_timings(outputs):
         if isinstance(doc, dict):
             for step in doc.get("steps", []):
                 step.pop("seconds", None)
-            for node in doc.get("nodes", []):
-                if isinstance(node.get("location"), str):
-                    node["location"] = CELL.sub("Cell In[#]", node["location"])
     return outputs
 
 

@@ -4,8 +4,9 @@ Strict nbval compares every stored output. A kernelgraph graph document
 (``application/vnd.kernelgraph.graph+json``) is compared too -- nodes, edges, values,
 gradients, the order of the animation steps -- except the ``seconds`` each step took, which
 is a measurement and differs on every run (so are the compiler view's pass and compile
-times), and the execution count in cell locations ("Cell In[3], line 2"), which depends on
-how the notebook was run. Text outputs go through ``sanitize.cfg`` (measured durations).
+times), and the execution count in cell locations ("Cell In[3], line 2", in text and
+anywhere in a graph document: node locations, a stepper's error), which depends on how the
+notebook was run. Text outputs go through ``sanitize.cfg`` (measured durations).
 """
 
 from __future__ import annotations

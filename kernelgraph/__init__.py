@@ -21,6 +21,7 @@ Both call the same ops (:mod:`kernelgraph.ops`), the same autodiff and the same 
 """
 
 from . import autograd, cuda, devices, dtypes, errors, nn, ops, trace
+from .autobatching import autobatch
 from .devices import Device, DeviceError, device
 from .dtypes import bool_, float32, float64, int32, int64
 from .eager import (
@@ -154,3 +155,4 @@ __all__ += ["argmax", "clip", "concat", "dropout", "embedding", "gather", "one_h
             "random", "split", "stack"]
 __all__ += ["cond", "nn", "while_loop"]
 __all__ += ["function"]
+__all__ += ["autobatch"]

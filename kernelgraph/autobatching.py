@@ -44,6 +44,9 @@ running whatever they read.
 
 from __future__ import annotations
 
+import gc
+import sys
+
 import numpy as np
 
 from . import dtypes as D
@@ -69,7 +72,7 @@ class _Pending:
     """A deferred op call, kept in the ``data`` slot of its LazyTensor until it runs."""
 
     __slots__ = ("op", "args", "attrs", "shape", "dtype", "depth", "sig", "need", "out",
-                 "error", "cse")
+                 "error", "cse", "uses", "row")
 
     @property
     def size(self):
@@ -129,9 +132,13 @@ class LazyTensor(Tensor):
 
 
 def _force(t):
-    if type(_DATA.__get__(t)) is _Pending:
+    p = _DATA.__get__(t)
+    if type(p) is _Pending and p.row is None:
         flush()
     p = _DATA.__get__(t)
+    if type(p) is _Pending and p.row is not None:  # ran, but its row was not handed out
+        _materialize_row(t, *p.row)
+        return
     if type(p) is _Pending:
         raise RuntimeError(f"this tensor's deferred {p.op.name} did not run: the batched run "
                            f"failed earlier ({p.error})")
@@ -288,7 +295,10 @@ def _defer(op, args, attrs):
     t.requires_grad = need
     p.out = t
     _pending.append(p)
-    p.cse = cse
+    p.cse, p.uses, p.row = cse, 0, None
+    for a in args:
+        if type(a) is LazyTensor:
+            _DATA.__get__(a).uses += 1
     if cse is not None:
         _merged[cse] = t
     for block in _active:
@@ -306,6 +316,11 @@ def flush() -> None:
     _merged.clear()
     saved_defer, saved_grad = eager._deferred, eager._grad_enabled
     eager._deferred = None
+    # The run allocates a node and a view per pending op and frees no cycles: a garbage
+    # collection in the middle would walk every object the process holds (numba's are many),
+    # which cost more than the whole run.
+    collecting = gc.isenabled()
+    gc.disable()
     try:
         _execute(pending)
     except BaseException as e:
@@ -315,6 +330,8 @@ def flush() -> None:
         raise
     finally:
         eager._deferred, eager._grad_enabled = saved_defer, saved_grad
+        if collecting:
+            gc.enable()
     _count("flushes")
 
 
@@ -335,6 +352,7 @@ def _execute(pending):
         if len(g) > 1 and batcher is not None and _run_group(g, batcher, rowof):
             continue
         for p in g:
+            _ready(p.args, rowof)
             r = eager.apply(p.op, p.args, p.attrs)
             _materialize(p.out, _DATA.__get__(r), _NODE.__get__(r))
         _count("launches", len(g))
@@ -386,6 +404,7 @@ def _run_group(group, batcher, rowof) -> bool:
             all_shared = False
             operands.append((False, None))
     if all_shared:  # n identical calls: compute once, everyone gets the result
+        _ready(p0.args, rowof)
         r = eager.apply(p0.op, p0.args, p0.attrs)
         data, node = _DATA.__get__(r), _NODE.__get__(r)
         for p in group:
@@ -395,6 +414,7 @@ def _run_group(group, batcher, rowof) -> bool:
     if not batcher(p0, operands, n, check=True):
         return False
     helpers = [0]
+    _ready([v for s, v in operands if s], rowof)
     operands = [(s, v if s else _stacked(col, n, rowof, helpers))
                 for (s, v), col in zip(operands, columns)]
     out = batcher(p0, operands, n, check=False)
@@ -404,25 +424,38 @@ def _run_group(group, batcher, rowof) -> bool:
     if data.shape != (n, *p0.shape) or data.dtype != p0.dtype:
         raise AssertionError(f"autobatch: batched {p0.op.name} gave {data.shape} "
                              f"{data.dtype}, expected {(n, *p0.shape)} {p0.dtype}")
-    set_data, set_node, rows = _DATA.__set__, _NODE.__set__, data if p0.shape else data[:, None]
-    if type(out) is Tensor and out.requires_grad:
-        for i, p in enumerate(group):
-            t = p.out
-            row = rows[i] if p0.shape else rows[i].reshape(())
-            set_data(t, row)
-            set_node(t, _row_node(out, i, row))
-            t.__class__ = Tensor
-            rowof[id(t)] = (out, i)
-    else:
-        for i, p in enumerate(group):
-            t = p.out
-            set_data(t, rows[i] if p0.shape else rows[i].reshape(()))
-            set_node(t, None)
-            t.__class__ = Tensor
-            rowof[id(t)] = (out, i)
+    # Each pending tensor's row. One that only pending ops of this run still reference
+    # (refcount: its record, each use, and the two here) is left as it is: its consumers
+    # read the batched result, and it goes away with the records. Rows someone else holds
+    # (the user's variables, lists ...) become ordinary tensors now.
+    need_node = type(out) is Tensor and out.requires_grad
+    refs = sys.getrefcount
+    for i, p in enumerate(group):
+        t = p.out
+        rowof[id(t)] = p.row = (out, i, need_node)
+        if refs(t) > 3 + p.uses:
+            _materialize_row(t, out, i, need_node)
     _record_launch(p0.op.name, n)
     _count("helpers", helpers[0])
     return True
+
+
+def _materialize_row(t, batched, i, need_node):
+    data = batched if type(batched) is ndarray else _DATA.__get__(batched)
+    row = data[i] if data.ndim > 1 else data[i:i + 1].reshape(())
+    _DATA.__set__(t, row)
+    _NODE.__set__(t, _row_node(batched, i, row) if need_node else None)
+    t.__class__ = Tensor
+
+
+def _ready(args, rowof):
+    """Give rows not yet handed out (see :func:`_run_group`) to ``args`` about to be used
+    as tensors."""
+    for a in args:
+        if type(a) is LazyTensor:
+            info = rowof.get(id(a))
+            if info is not None:
+                _materialize_row(a, *info)
 
 
 def _record_launch(name, n):
@@ -433,13 +466,16 @@ def _record_launch(name, n):
         s.batch_sizes.setdefault(name, []).append(n)
 
 
+_ROW_ATTRS = [{"index": (i,)} for i in range(4096)]  # shared, never changed
+
+
 def _row_node(batched, i, row):
     """The recorded node ``batched[i]``: how a per-sample tensor's gradient reaches the
     batched node (only used when the user's own code reads the row later)."""
     node = EagerNode.__new__(EagerNode)
     node.op = _GETITEM
     node.inputs = (batched,)
-    node.attrs = {"index": (i,)}
+    node.attrs = _ROW_ATTRS[i] if i < len(_ROW_ATTRS) else {"index": (i,)}
     node.value = row
     node.seq = next(_sequence)
     node.freed = False
@@ -459,8 +495,8 @@ def _stacked(col, n, rowof, helpers):
     infos = [rowof.get(id(c)) for c in col]
     if None not in infos:
         first = infos[0][0]
-        if all(b is first for b, _ in infos):
-            rows = [r for _, r in infos]
+        if all(b is first for b, _, _ in infos):
+            rows = [r for _, r, _ in infos]
             total = _arr(first).shape[0]
             start = rows[0]
             if rows == list(range(start, start + n)):
@@ -471,7 +507,7 @@ def _stacked(col, n, rowof, helpers):
             helpers[0] += 1
             return O.gather(first, np.array(rows, np.int64), axis=0)
         sources, offsets, index = [], {}, []
-        for b, r in infos:
+        for b, r, _ in infos:
             off = offsets.get(id(b))
             if off is None:
                 off = offsets[id(b)] = sum(_arr(s).shape[0] for s in sources)
@@ -480,6 +516,7 @@ def _stacked(col, n, rowof, helpers):
         helpers[0] += 2
         return O.gather(O.concat(sources, axis=0), np.array(index, np.int64), axis=0)
     helpers[0] += 1
+    _ready(col, rowof)
     if not any(type(c) is Tensor and c.requires_grad for c in col):
         # Per-sample data (inputs, no gradient): copy the rows into one array.
         first = col[0]

@@ -344,44 +344,30 @@ def _execute(pending):
             groups[key] = [p]
         else:
             g.append(p)
-    rowof: dict = {}  # id(tensor) -> (batched result, row) for outputs of batched groups
-    for g in _split(sorted(groups.values(), key=lambda g: g[0].depth)):
-        p0 = g[0]
-        eager._grad_enabled = p0.need
-        batcher = _BATCHERS.get(p0.op.name)
-        if len(g) > 1 and batcher is not None and _run_group(g, batcher, rowof):
-            continue
-        for p in g:
-            _ready(p.args, rowof)
-            r = eager.apply(p.op, p.args, p.attrs)
-            _materialize(p.out, _DATA.__get__(r), _NODE.__get__(r))
-        _count("launches", len(g))
-        _count("single", len(g))
+    rowof: dict = {}  # id(tensor) -> (batched result, row, needs a node) for batched rows
+    _alias.clear()
+    try:
+        for g in sorted(groups.values(), key=lambda g: g[0].depth):
+            _run(g, rowof)
+    finally:
+        _alias.clear()
 
 
-def _split(groups):
-    """Split a group by a column whose inputs repeat (parameters: ``W_plus`` for some nodes,
-    ``W_times`` for others): one call per parameter rather than a stack of weight copies.
-    A column of distinct inputs (per-sample values) stays stacked."""
-    for g in groups:
-        n = len(g)
-        if n < 4:
-            yield g
-            continue
-        for j in range(len(g[0].args)):
-            col = [p.args[j] for p in g]
-            first = col[0]
-            if type(first) not in (Tensor, LazyTensor) or all(c is first for c in col):
-                continue
-            distinct = {id(c) for c in col}
-            if len(distinct) <= n // 2:
-                parts: dict = {}
-                for p in g:
-                    parts.setdefault(id(p.args[j]), []).append(p)
-                yield from _split(list(parts.values()))
-                break
-        else:
-            yield g
+_alias: dict = {}  # during a run: id(tensor) -> the one tensor a merged group computed
+
+
+def _run(g, rowof):
+    p0 = g[0]
+    eager._grad_enabled = p0.need
+    batcher = _BATCHERS.get(p0.op.name)
+    if len(g) > 1 and batcher is not None and _run_group(g, batcher, rowof):
+        return
+    for p in g:
+        _ready(p.args, rowof)
+        r = eager.apply(p.op, p.args, p.attrs)
+        _materialize(p.out, _DATA.__get__(r), _NODE.__get__(r))
+    _count("launches", len(g))
+    _count("single", len(g))
 
 
 def _materialize(t, data, node):
@@ -395,20 +381,36 @@ def _run_group(group, batcher, rowof) -> bool:
     n, p0 = len(group), group[0]
     columns = list(zip(*[p.args for p in group]))
     operands, all_shared = [], True
-    for col in columns:
+    for j, col in enumerate(columns):
+        if _alias:
+            col = columns[j] = tuple([_alias.get(id(c), c) for c in col])
         first = col[0]
         tf = type(first)
-        if tf is float or tf is int or tf is bool or all(c is first for c in col):
-            operands.append((True, first))  # equal numbers (the signature says so) or shared
-        else:
-            all_shared = False
-            operands.append((False, None))
+        if tf is float or tf is int or tf is bool:
+            operands.append((True, first))  # equal numbers: the signature says so
+            continue
+        distinct = len(set(map(id, col)))
+        if distinct == 1:
+            operands.append((True, first))  # one tensor for everyone: shared
+            continue
+        if 2 * distinct <= n and (tf is Tensor or tf is LazyTensor):
+            # A column whose inputs repeat holds parameters (W_plus for some nodes, W_times
+            # for others): one call per parameter, not a stack of weight copies.
+            parts: dict = {}
+            for p in group:
+                parts.setdefault(id(p.args[j]), []).append(p)
+            for part in parts.values():
+                _run(part, rowof)
+            return True
+        all_shared = False
+        operands.append((False, None))
     if all_shared:  # n identical calls: compute once, everyone gets the result
         _ready(p0.args, rowof)
         r = eager.apply(p0.op, p0.args, p0.attrs)
         data, node = _DATA.__get__(r), _NODE.__get__(r)
         for p in group:
             _materialize(p.out, data, node)
+            _alias[id(p.out)] = r  # later groups see one shared input, not n copies
         _record_launch(p0.op.name, n)
         return True
     if not batcher(p0, operands, n, check=True):
@@ -492,7 +494,7 @@ def _arr(x):
 def _stacked(col, n, rowof, helpers):
     """The per-sample operands ``col`` as one (n, ...) tensor, from the producing groups'
     batched results where possible (a view or one gather), else stacked."""
-    infos = [rowof.get(id(c)) for c in col]
+    infos = list(map(rowof.get, map(id, col)))
     if None not in infos:
         first = infos[0][0]
         if all(b is first for b, _, _ in infos):

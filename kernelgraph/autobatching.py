@@ -71,8 +71,8 @@ _RUN_NOW = frozenset({"dropout_mask", "random_normal", "random_uniform", "to_dev
 class _Pending:
     """A deferred op call, kept in the ``data`` slot of its LazyTensor until it runs."""
 
-    __slots__ = ("op", "args", "attrs", "shape", "dtype", "depth", "sig", "need", "out",
-                 "error", "cse", "uses", "row")
+    __slots__ = ("op", "args", "attrs", "shape", "dtype", "key", "depth", "sig", "need",
+                 "out", "error", "cse", "uses", "row")
 
     @property
     def size(self):
@@ -179,9 +179,18 @@ _merged: dict = {}  # identity of a parameter-only call -> its pending tensor (r
 _infer_cache: dict = {}  # signature -> (shape, dtype)
 
 
+_totals = [0, 0]  # ops recorded, of which merged: every block counts from its start
+
+
+def _sync_counts():
+    for block in _active:
+        block._stats.nodes = _totals[0] - block._start[0]
+        block._stats.merged = _totals[1] - block._start[1]
+
+
 def _count(field, k=1):
     for block in _active:
-        setattr(block.stats, field, getattr(block.stats, field) + k)
+        setattr(block._stats, field, getattr(block._stats, field) + k)
 
 
 def _run_now(op, args, attrs):
@@ -208,108 +217,110 @@ def _defer(op, args, attrs):
     """The eager front-end inside ``kg.autobatch()``: record ``op`` instead of running it."""
     if op.name in _RUN_NOW or trace.active or eager._tracer is not None:
         return _run_now(op, args, attrs)
-    # keys: what the signature sees (shapes and dtypes); ident: who the inputs are, kept
-    # while every input is a parameter (a leaf that requires grad), a number, or computed
-    # from those only -- such a call is the same for everyone, and runs once.
-    keys, ident, shapes, dts = [], [], [], []
-    depth, need, any_tensor = 0, False, False
+    # keys: what the signature sees of each input (shape and dtype, or a number's value).
+    # params: every input is a parameter (a leaf that requires grad), a number, or computed
+    # from those only -- then the call is the same for every sample, and runs once.
+    keys = []
+    depth, need, params, lazy = 0, False, True, False
     for a in args:
         ta = type(a)
         if ta is LazyTensor:
             p = _DATA.__get__(a)
             if p.depth >= depth:
                 depth = p.depth + 1
-            if ident is not None:
-                ident = None if p.cse is None else ident + [p.cse]
-            keys.append((p.shape, p.dtype))
-            shapes.append(p.shape)
-            dts.append(p.dtype)
-            need = need or a.requires_grad
-            any_tensor = True
+            if p.cse is None:
+                params = False
+            keys.append(p.key)
+            if a.requires_grad:
+                need = True
+            lazy = True
         elif ta is Tensor:
             d = _DATA.__get__(a)
             if type(d) is not ndarray:
                 return _run_now(op, args, attrs)  # a GPU tensor: not batched here
-            if a.requires_grad and _NODE.__get__(a) is None:
-                if ident is not None:
-                    ident.append(id(a))
+            if a.requires_grad:
                 need = True
+                if _NODE.__get__(a) is not None:
+                    params = False
             else:
-                ident = None
-                need = need or a.requires_grad
+                params = False
             keys.append((d.shape, d.dtype))
-            shapes.append(d.shape)
-            dts.append(d.dtype)
-            any_tensor = True
         elif ta is float or ta is int or ta is bool:
             keys.append((ta, a))
-            if ident is not None:
-                ident.append((ta, a))
-            shapes.append(())
-            dts.append(D.scalar_dtype(a))
         elif ta is ndarray:
             keys.append((a.shape, a.dtype))
-            ident = None
-            shapes.append(a.shape)
-            dts.append(a.dtype)
+            params = False
         else:
             return _run_now(op, args, attrs)  # lists, NumPy scalars ...: eager decides
-    if not any_tensor:
-        return _run_now(op, args, attrs)
+    if len(keys) == 0 or (not lazy and all(type(a) is not Tensor for a in args)):
+        return _run_now(op, args, attrs)  # no tensor at all
     need = need and eager._grad_enabled and op.grad is not None
+    keys = tuple(keys)
     try:
-        sig = (op, tuple(attrs.items()) if attrs else (), tuple(keys), need)
+        sig = (op, tuple(attrs.items()) if attrs else (), keys, need)
         known = _infer_cache.get(sig)
     except TypeError:  # a list-valued attribute (pad's paddings ...): a tuple in the key
         try:
-            sig = (op, _frozen(attrs), tuple(keys), need)
+            sig = (op, _frozen(attrs), keys, need)
             known = _infer_cache.get(sig)
         except TypeError:
             return _run_now(op, args, attrs)
     cse = None
-    if ident is not None:
-        cse = (sig, tuple(ident))
+    if params:
+        cse = (sig, tuple([_DATA.__get__(a).cse if type(a) is LazyTensor else
+                           id(a) if type(a) is Tensor else k for a, k in zip(args, keys)]))
         same = _merged.get(cse)
         if same is not None:
-            _count("nodes")
-            _count("merged")
+            _totals[0] += 1
+            _totals[1] += 1
             return same
     if known is None:
-        try:
-            known = op.infer(shapes, dts, attrs)
-        except (ShapeError, TypeError, ValueError, IndexError) as e:
-            loc = user_location(2)
-            where = f"\n{describe_location(loc)}" if loc is not None else ""
-            msg = str(e) if str(e).startswith(op.name) else f"{op.name}: {e}"
-            raise type(e)(f"{msg}{where}") from None
-        if known[0] is None or None in known[0]:
+        known = _infer(op, keys, attrs)
+        if known is None:
             return _run_now(op, args, attrs)
-        known = (tuple(known[0]), D.as_dtype(known[1]))
         _infer_cache[sig] = known
     p = _Pending()
-    p.op, p.args, p.attrs, p.sig, p.need, p.depth, p.error = op, args, attrs, sig, need, depth, None
-    p.shape, p.dtype = known
+    p.op, p.args, p.attrs, p.sig, p.need, p.depth = op, args, attrs, sig, need, depth
+    p.shape, p.dtype = p.key = known
+    p.cse, p.uses, p.row, p.error = cse, 0, None, None
     t = LazyTensor.__new__(LazyTensor)
     _DATA.__set__(t, p)
     _NODE.__set__(t, None)
     t.requires_grad = need
     p.out = t
     _pending.append(p)
-    p.cse, p.uses, p.row = cse, 0, None
-    for a in args:
-        if type(a) is LazyTensor:
-            _DATA.__get__(a).uses += 1
+    if lazy:
+        for a in args:
+            if type(a) is LazyTensor:
+                _DATA.__get__(a).uses += 1
     if cse is not None:
         _merged[cse] = t
-    for block in _active:
-        block.stats.nodes += 1
+    _totals[0] += 1
     return t
+
+
+def _infer(op, keys, attrs):
+    """The op's shape rule on the inputs' shapes: (shape, dtype), None when the shape is not
+    fully known, or the rule's error naming the user's line."""
+    shapes = [k[0] if type(k[0]) is tuple else () for k in keys]
+    dts = [k[1] if type(k[0]) is tuple else D.scalar_dtype(k[1]) for k in keys]
+    try:
+        shape, dtype = op.infer(shapes, dts, attrs)
+    except (ShapeError, TypeError, ValueError, IndexError) as e:
+        loc = user_location(3)
+        where = f"\n{describe_location(loc)}" if loc is not None else ""
+        msg = str(e) if str(e).startswith(op.name) else f"{op.name}: {e}"
+        raise type(e)(f"{msg}{where}") from None
+    if shape is None or None in shape:
+        return None
+    return tuple(shape), D.as_dtype(dtype)
 
 
 # -- running ---------------------------------------------------------------------------------
 def flush() -> None:
     """Run every pending op now (batched); a no-op when nothing is pending."""
     global _pending
+    _sync_counts()
     if not _pending:
         return
     pending, _pending = _pending, []
@@ -462,7 +473,7 @@ def _ready(args, rowof):
 
 def _record_launch(name, n):
     for block in _active:
-        s = block.stats
+        s = block._stats
         s.launches += 1
         s.batched += 1
         s.batch_sizes.setdefault(name, []).append(n)
@@ -663,9 +674,18 @@ class autobatch:  # noqa: N801 - used like kg.no_grad
     """
 
     def __init__(self):
-        self.stats = AutobatchStats()
+        self._stats = AutobatchStats()
+
+    @property
+    def stats(self) -> AutobatchStats:
+        """What this block did so far (see :class:`AutobatchStats`)."""
+        if self in _active:
+            _sync_counts()
+        return self._stats
 
     def __enter__(self) -> autobatch:
+        # Counting from here, on top of what earlier uses of this block counted.
+        self._start = (_totals[0] - self._stats.nodes, _totals[1] - self._stats.merged)
         _active.append(self)
         eager._deferred = _defer
         return self

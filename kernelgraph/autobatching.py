@@ -221,7 +221,7 @@ def _defer(op, args, attrs):
     # params: every input is a parameter (a leaf that requires grad), a number, or computed
     # from those only -- then the call is the same for every sample, and runs once.
     keys = []
-    depth, need, params, lazy = 0, False, True, False
+    depth, need, params, lazy, tensors = 0, False, True, False, False
     for a in args:
         ta = type(a)
         if ta is LazyTensor:
@@ -245,6 +245,7 @@ def _defer(op, args, attrs):
             else:
                 params = False
             keys.append((d.shape, d.dtype))
+            tensors = True
         elif ta is float or ta is int or ta is bool:
             keys.append((ta, a))
         elif ta is ndarray:
@@ -252,7 +253,7 @@ def _defer(op, args, attrs):
             params = False
         else:
             return _run_now(op, args, attrs)  # lists, NumPy scalars ...: eager decides
-    if len(keys) == 0 or (not lazy and all(type(a) is not Tensor for a in args)):
+    if not (lazy or tensors):
         return _run_now(op, args, attrs)  # no tensor at all
     need = need and eager._grad_enabled and op.grad is not None
     keys = tuple(keys)

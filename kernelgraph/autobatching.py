@@ -358,14 +358,26 @@ def _execute(pending):
             g.append(p)
     rowof: dict = {}  # id(tensor) -> (batched result, row, needs a node) for batched rows
     _alias.clear()
+    _derived.clear()
+    _derived.update(id(p.out) for p in pending if p.cse is not None)
     try:
         for g in sorted(groups.values(), key=lambda g: g[0].depth):
             _run(g, rowof)
     finally:
         _alias.clear()
+        _derived.clear()
 
 
 _alias: dict = {}  # during a run: id(tensor) -> the one tensor a merged group computed
+_derived: set = set()  # during a run: ids of results computed from parameters only
+
+
+def _is_parameter(x) -> bool:
+    """A leaf that requires grad, or a result computed from such leaves only (``W.T``)."""
+    t = type(x)
+    if t is Tensor:
+        return (x.requires_grad and _NODE.__get__(x) is None) or id(x) in _derived
+    return t is LazyTensor and id(x) in _derived
 
 
 def _run(g, rowof):
@@ -394,20 +406,19 @@ def _run_group(group, batcher, rowof) -> bool:
     columns = list(zip(*[p.args for p in group]))
     operands, all_shared = [], True
     for j, col in enumerate(columns):
-        if _alias:
-            col = columns[j] = tuple([_alias.get(id(c), c) for c in col])
         first = col[0]
         tf = type(first)
         if tf is float or tf is int or tf is bool:
             operands.append((True, first))  # equal numbers: the signature says so
             continue
-        distinct = len(set(map(id, col)))
+        same = [_alias.get(id(c), c) for c in col] if _alias else col
+        distinct = len(set(map(id, same)))
         if distinct == 1:
-            operands.append((True, first))  # one tensor for everyone: shared
+            operands.append((True, same[0]))  # one tensor for everyone: shared
             continue
-        if 2 * distinct <= n and (tf is Tensor or tf is LazyTensor):
-            # A column whose inputs repeat holds parameters (W_plus for some nodes, W_times
-            # for others): one call per parameter, not a stack of weight copies.
+        if 2 * distinct <= n and _is_parameter(first):
+            # A column of a few parameters (W_plus for some nodes, W_times for others):
+            # one call per parameter, not a stack of weight copies.
             parts: dict = {}
             for p in group:
                 parts.setdefault(id(p.args[j]), []).append(p)
@@ -420,9 +431,13 @@ def _run_group(group, batcher, rowof) -> bool:
         _ready(p0.args, rowof)
         r = eager.apply(p0.op, p0.args, p0.attrs)
         data, node = _DATA.__get__(r), _NODE.__get__(r)
+        # Later groups see one shared input, not n copies; where it meets other values in
+        # a column it is row 0 of a one-row batch.
+        one = (O.reshape(r, shape=(1, *p0.shape)), 0, r.requires_grad)
         for p in group:
             _materialize(p.out, data, node)
-            _alias[id(p.out)] = r  # later groups see one shared input, not n copies
+            _alias[id(p.out)] = r
+            rowof[id(p.out)] = one
         _record_launch(p0.op.name, n)
         return True
     if not batcher(p0, operands, n, check=True):

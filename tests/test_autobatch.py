@@ -113,6 +113,7 @@ def test_tree_matches_eager():
     model, params = _tree_task()
     ab = _compare(model, params)
     assert "concat" in ab.stats.batch_sizes
+    assert ab.stats.launches < ab.stats.nodes / 3  # leaves with one digit do not split groups
 
 
 # -- op coverage -------------------------------------------------------------------------------

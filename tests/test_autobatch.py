@@ -323,3 +323,17 @@ def test_repr_and_numpy_force_a_flush():
         assert "tensor([2., 4.])" in repr(y)
         z = kg.tensor([1.0]) + 1.0
         assert z.numpy().tolist() == [2.0]
+
+
+def test_a_failure_while_running_leaves_the_engine_usable():
+    table = kg.tensor(np.arange(6, dtype=np.float32).reshape(3, 2))
+    with pytest.raises(IndexError, match="out of range"):
+        with kg.autobatch():
+            good = table * 2.0
+            bad = kg.gather(table, kg.tensor([5]))  # shapes fit; the index is checked on run
+    with pytest.raises(RuntimeError, match="did not run"):
+        bad.numpy()
+    assert good.numpy()[2].tolist() == [8.0, 10.0] and pending_count() == 0
+    with kg.autobatch():
+        again = kg.gather(table, kg.tensor([2]))
+    assert again.tolist() == [[4.0, 5.0]]

@@ -342,6 +342,11 @@ def flush() -> None:
         raise
     finally:
         eager._deferred, eager._grad_enabled = saved_defer, saved_grad
+        # A tensor left pending (its row never handed out) and its record point at each
+        # other: cut that cycle, so both go (with the batched values they hold) without
+        # waiting for a garbage collection.
+        for p in pending:
+            p.out = p.args = p.row = None
         if collecting:
             gc.enable()
     _count("flushes")

@@ -337,3 +337,21 @@ def test_a_failure_while_running_leaves_the_engine_usable():
     with kg.autobatch():
         again = kg.gather(table, kg.tensor([2]))
     assert again.tolist() == [[4.0, 5.0]]
+
+
+def test_intermediates_are_freed_without_a_garbage_collection():
+    import gc
+    import weakref
+
+    x = kg.tensor(np.ones((2, 3), np.float32))
+    gc.disable()
+    try:
+        with kg.autobatch():
+            ys = [x * float(i) for i in range(3)]
+            refs = [weakref.ref(y) for y in ys]
+            outs = [(y + 1.0).sum() for y in ys]
+            del ys
+        assert [o.item() for o in outs] == [6.0, 12.0, 18.0]
+        assert all(r() is None for r in refs)  # pending intermediates left no cycles
+    finally:
+        gc.enable()

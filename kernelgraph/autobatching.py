@@ -19,27 +19,35 @@ dtype are known). When a value is needed -- ``.item()``, ``.numpy()``, ``print``
 ``backward()``, leaving the block -- everything pending runs:
 
 1. each pending node gets a **signature**: op, attributes, whether it records gradients, and
-   per input either "a per-sample value of shape S and dtype D" or "this shared parameter"
-   (a leaf tensor that requires grad, or something computed only from such leaves);
+   per input its shape and dtype (or a number's value). A call whose inputs are all
+   *parameters* (leaves that require grad, numbers, or results of such calls: ``W.T``) is
+   the same for every sample: it is recorded once and handed to every caller;
 2. nodes are grouped by (**depth**, signature); depth is 1 + the deepest pending input, so
    the nodes of one group never depend on each other (DyNet's depth-based batching);
 3. groups run in depth order, each as ONE call of the op on batched operands: the
    per-sample operands stacked along a new leading axis (taken straight from the producing
    group's batched result when they came from one: a slice or a gather, no copy per sample),
-   shared operands as they are (broadcasting), and axis-like attributes shifted by one.
-   ``x_i @ W`` with a shared 2-D ``W`` becomes one ``(n*rows, k) @ W`` product. Ops that
-   cannot be batched run one by one, in the same order.
+   inputs that every member shares as they are (broadcasting), and axis-like attributes
+   shifted by one. ``x_i @ W`` with a shared 2-D ``W`` becomes one ``(n*rows, k) @ W``
+   product. A group whose members use different parameters in one input (``W_plus`` and
+   ``W_times``) runs once per parameter. Ops that cannot be batched run one by one.
 
-Every pending tensor then gets its row of the batched result (a view), and records a node
-that selects that row, so the recorded graph is an ordinary eager graph *over the batched
-values*: ``backward()`` runs each group's gradient rule once, on the whole batch.
+Each pending tensor that someone still holds then gets its row of the batched result (a
+view) and a recorded node that selects that row; one that only other pending ops used is
+never built (its consumers read the batched result). So the recorded graph is an ordinary
+eager graph *over the batched values*, and ``backward()`` runs each group's gradient rule
+once, on the whole batch.
 
 Results equal the unbatched eager run: elementwise ops compute the same bits; matmuls and
 reductions over a batch can round differently in the last bits (BLAS blocking), and a
 shared parameter's gradient is summed over the batch in one go rather than sample by
 sample, so gradients agree to float tolerance, not bit for bit. Random ops (dropout ...),
 device transfers, control flow and GPU tensors are not deferred: they run at once, after
-running whatever they read.
+running whatever they read. As in DyNet, a pending op reads its inputs when it runs: an
+in-place change to an input's ``.data`` before then changes its result. Hooks and
+``retain_grad()`` on a per-sample tensor see only gradients that flow through its row, not
+through the batched ops that consumed it in the same run. An error that only a kernel can
+detect (an index out of range) surfaces when the pending ops run, naming the op.
 """
 
 from __future__ import annotations

@@ -116,6 +116,13 @@ def test_tree_matches_eager():
     assert ab.stats.launches < ab.stats.nodes / 3  # leaves with one digit do not split groups
 
 
+@settings(max_examples=8, deadline=None)
+@given(st.integers(0, 10_000), st.integers(1, 5))
+def test_any_trees(seed, n_trees):
+    model, params = _tree_task(n_trees=n_trees, seed=seed)
+    _compare(model, params)
+
+
 # -- op coverage -------------------------------------------------------------------------------
 def test_elementwise_is_bit_identical():
     rng = np.random.default_rng(1)
@@ -355,3 +362,20 @@ def test_intermediates_are_freed_without_a_garbage_collection():
         assert all(r() is None for r in refs)  # pending intermediates left no cycles
     finally:
         gc.enable()
+
+
+def test_kg_function_and_casts_inside_the_block():
+    w = kg.tensor(np.ones((3, 2), np.float32), requires_grad=True)
+
+    @kg.function
+    def f(x):
+        return (x @ w).tanh().sum()
+
+    xs = [kg.tensor(np.full((1, 3), 0.1 * i, np.float32)) for i in range(3)]
+    eager = [f(x * 2.0).item() for x in xs]
+    with kg.autobatch():
+        batched = [f(x * 2.0) for x in xs]       # the compiled plan reads its inputs: a flush
+        doubled = [x.to(kg.float64) + 1.0 for x in xs]
+    assert [b.item() for b in batched] == eager
+    assert doubled[2].dtype == kg.float64
+    assert doubled[2].tolist() == (xs[2].to(kg.float64) + 1.0).tolist()

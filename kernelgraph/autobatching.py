@@ -148,8 +148,9 @@ def _force(t):
         _materialize_row(t, *p.row)
         return
     if type(p) is _Pending:
-        raise RuntimeError(f"this tensor's deferred {p.op.name} did not run: the batched run "
-                           f"failed earlier ({p.error})")
+        why = f"the batched run failed earlier ({p.error})" if p.error else \
+            "kg.autobatch lost its result (a bug: please report it)"
+        raise RuntimeError(f"this tensor's deferred {p.op.name} did not run: {why}")
 
 
 registry.FRONTENDS[LazyTensor] = eager.apply

@@ -22,6 +22,7 @@ Both call the same ops (:mod:`kernelgraph.ops`), the same autodiff and the same 
 
 from . import autograd, cuda, data, devices, dtypes, errors, nn, ops, optim, trace
 from .checkpoint import load, save
+from .autobatching import autobatch
 from .devices import Device, DeviceError, device
 from .dtypes import bool_, float32, float64, int32, int64
 from .eager import (
@@ -155,4 +156,4 @@ __all__ += ["argmax", "clip", "concat", "dropout", "embedding", "gather", "one_h
             "random", "split", "stack"]
 __all__ += ["cond", "nn", "while_loop"]
 __all__ += ["function"]
-__all__ += ["data", "load", "optim", "save"]
+__all__ += ["autobatch", "data", "load", "optim", "save"]

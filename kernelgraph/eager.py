@@ -41,6 +41,11 @@ _grad_enabled = True
 # otherwise, so an eager program pays one global check per read and nothing per op.
 _tracer = None
 
+# While ``with kg.autobatch():`` is active it sets ``_deferred`` to a callable
+# ``(op, args, attrs)`` that records the op for batched execution instead of running it (see
+# kernelgraph/autobatch.py). None otherwise: one global check per op.
+_deferred = None
+
 
 class EagerNode(Node):
     """A node recorded by an eager op: ``op``, ``inputs`` (tensors or Python numbers),
@@ -432,6 +437,8 @@ def apply(op, args, attrs) -> Tensor:
     """Run ``op`` now on eager tensors (the eager front-end of every op)."""
     if attrs and "name" in attrs:
         attrs = {k: v for k, v in attrs.items() if k != "name"}
+    if _deferred is not None:
+        return _deferred(op, args, attrs)
     values, need, any_tensor, on_gpu = [], False, False, False
     for a in args:
         if type(a) is Tensor:
@@ -505,6 +512,8 @@ def _binary(op):
     new = Tensor.__new__
 
     def method(x, y):
+        if _deferred is not None:
+            return _deferred(op, (x, y), {})
         ty = type(y)
         if ty is Tensor:
             yd = y.data

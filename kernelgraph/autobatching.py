@@ -1,0 +1,748 @@
+"""Autobatching (DyNet's idea): write per-sample eager code, run it as batched kernels.
+
+>>> import kernelgraph as kg
+>>> w = kg.tensor([[1.0], [2.0]], requires_grad=True)
+>>> with kg.autobatch() as ab:
+...     losses = [(kg.tensor([[float(i), 1.0]]) @ w).tanh().sum() for i in range(4)]
+...     total = losses[0] + losses[1] + losses[2] + losses[3]
+>>> total.backward()
+>>> ab.stats.nodes, ab.stats.launches, ab.stats.batch_sizes["matmul"]
+(15, 6, [4])
+>>> round(total.item(), 4), [round(g, 4) for g in w.grad.numpy().ravel().tolist()]
+(3.9583, [0.0131, 0.082])
+>>> ab.stats
+<autobatch: 15 nodes ran as 6 kernel launches (3 batched, 3 single, 1 gathers) in 1 flush(es)>
+
+Inside the block an op on tensors does not compute: it checks shapes (so a bad shape fails
+at once, naming your line) and returns a *pending* tensor (a ``kg.Tensor`` whose shape and
+dtype are known). When a value is needed -- ``.item()``, ``.numpy()``, ``print``, ``bool``,
+``backward()``, leaving the block -- everything pending runs:
+
+1. each pending node gets a **signature**: op, attributes, whether it records gradients, and
+   per input its shape and dtype (or a number's value). A call whose inputs are all
+   *parameters* (leaves that require grad, numbers, or results of such calls: ``W.T``) is
+   the same for every sample: it is recorded once and handed to every caller;
+2. nodes are grouped by (**depth**, signature); depth is 1 + the deepest pending input, so
+   the nodes of one group never depend on each other (DyNet's depth-based batching);
+3. groups run in depth order, each as ONE call of the op on batched operands: the
+   per-sample operands stacked along a new leading axis (taken straight from the producing
+   group's batched result when they came from one: a slice or a gather, no copy per sample),
+   inputs that every member shares as they are (broadcasting), and axis-like attributes
+   shifted by one. ``x_i @ W`` with a shared 2-D ``W`` becomes one ``(n*rows, k) @ W``
+   product. A group whose members use different parameters in one input (``W_plus`` and
+   ``W_times``) runs once per parameter. Ops that cannot be batched run one by one.
+
+Each pending tensor that someone still holds then gets its row of the batched result (a
+view) and a recorded node that selects that row; one that only other pending ops used is
+never built (its consumers read the batched result). So the recorded graph is an ordinary
+eager graph *over the batched values*, and ``backward()`` runs each group's gradient rule
+once, on the whole batch.
+
+Results equal the unbatched eager run: elementwise ops compute the same bits; matmuls and
+reductions over a batch can round differently in the last bits (BLAS blocking), and a
+shared parameter's gradient is summed over the batch in one go rather than sample by
+sample, so gradients agree to float tolerance, not bit for bit. Random ops (dropout ...),
+device transfers, control flow and GPU tensors are not deferred: they run at once, after
+running whatever they read. As in DyNet, a pending op reads its inputs when it runs: an
+in-place change to an input's ``.data`` before then changes its result. Hooks and
+``retain_grad()`` on a per-sample tensor see only gradients that flow through its row, not
+through the batched ops that consumed it in the same run. An error that only a kernel can
+detect (an index out of range) surfaces when the pending ops run, naming the op.
+"""
+
+from __future__ import annotations
+
+import gc
+import sys
+
+import numpy as np
+
+from . import dtypes as D
+from . import eager, trace
+from . import ops as O
+from .eager import EagerNode, Tensor
+from .errors import ShapeError
+from .graph import _sequence, describe_location, user_location
+from .ops import registry
+
+ndarray = np.ndarray
+_DATA = Tensor.__dict__["data"]  # the slots themselves: LazyTensor overrides the attributes
+_NODE = Tensor.__dict__["_node"]
+_GETITEM = O.getitem
+
+# Ops that are never deferred: they draw random numbers (deferring would change the order of
+# the draws), move data between devices, or run control flow.
+_RUN_NOW = frozenset({"dropout_mask", "random_normal", "random_uniform", "to_device", "cond",
+                      "while_loop", "while_grad", "output", "dim_size"})
+
+
+class _Pending:
+    """A deferred op call, kept in the ``data`` slot of its LazyTensor until it runs."""
+
+    __slots__ = ("op", "args", "attrs", "shape", "dtype", "key", "depth", "sig", "need",
+                 "out", "error", "cse", "uses", "row")
+
+    @property
+    def size(self):
+        return int(np.prod(self.shape, dtype=np.int64))
+
+
+class LazyTensor(Tensor):
+    """A tensor whose op is deferred by :class:`autobatch`: shape, dtype and requires_grad
+    are known; reading its values (or its ``grad_fn``) runs everything pending, after which
+    it is an ordinary :class:`~kernelgraph.eager.Tensor` (its class changes)."""
+
+    __slots__ = ()
+
+    @property
+    def data(self):
+        _force(self)
+        return _DATA.__get__(self)
+
+    @property
+    def _node(self):
+        _force(self)
+        return _NODE.__get__(self)
+
+    @property
+    def shape(self) -> tuple:
+        return _DATA.__get__(self).shape
+
+    @property
+    def dtype(self):
+        return _DATA.__get__(self).dtype
+
+    @property
+    def ndim(self) -> int:
+        return len(_DATA.__get__(self).shape)
+
+    def dim(self) -> int:
+        return self.ndim
+
+    def numel(self) -> int:
+        return _DATA.__get__(self).size
+
+    def __len__(self):
+        shape = _DATA.__get__(self).shape
+        if not shape:
+            raise TypeError("len() of a 0-d tensor")
+        return shape[0]
+
+    @property
+    def device(self):
+        from .devices import CPU
+
+        return CPU
+
+    @property
+    def is_cuda(self) -> bool:
+        return False
+
+
+def _force(t):
+    p = _DATA.__get__(t)
+    if type(p) is _Pending and p.row is None:
+        flush()
+    p = _DATA.__get__(t)
+    if type(p) is _Pending and p.row is not None:  # ran, but its row was not handed out
+        _materialize_row(t, *p.row)
+        return
+    if type(p) is _Pending:
+        why = f"the batched run failed earlier ({p.error})" if p.error else \
+            "kg.autobatch lost its result (a bug: please report it)"
+        raise RuntimeError(f"this tensor's deferred {p.op.name} did not run: {why}")
+
+
+registry.FRONTENDS[LazyTensor] = eager.apply
+
+
+# -- statistics ------------------------------------------------------------------------------
+class AutobatchStats:
+    """What an :class:`autobatch` block did: ``nodes`` deferred op calls (``merged`` of them
+    were duplicates of an earlier call on the same parameters), ``flushes`` runs of the
+    pending graph, ``launches`` op calls that ran them (``batched`` of which ran a whole
+    group, ``single`` ran one node), ``helpers`` gathers/stacks/reshapes that assembled
+    batched operands, and ``batch_sizes``: op name -> the size of each batched call."""
+
+    def __init__(self):
+        self.nodes = self.merged = self.flushes = 0
+        self.launches = self.batched = self.single = self.helpers = 0
+        self.batch_sizes: dict[str, list[int]] = {}
+
+    def as_dict(self) -> dict:
+        return {"nodes": self.nodes, "merged": self.merged, "flushes": self.flushes,
+                "launches": self.launches, "batched": self.batched, "single": self.single,
+                "helpers": self.helpers,
+                "batch_sizes": {k: list(v) for k, v in self.batch_sizes.items()}}
+
+    def __repr__(self):
+        return (f"<autobatch: {self.nodes:,} nodes ran as {self.launches:,} kernel launches "
+                f"({self.batched:,} batched, {self.single:,} single, {self.helpers:,} "
+                f"gathers) in {self.flushes} flush(es)>")
+
+
+# -- recording -------------------------------------------------------------------------------
+_active: list = []  # the autobatch blocks we are inside, innermost last
+_pending: list = []  # _Pending records in creation order
+_merged: dict = {}  # identity of a parameter-only call -> its pending tensor (reuse)
+_infer_cache: dict = {}  # signature -> (shape, dtype)
+
+
+_totals = [0, 0]  # ops recorded, of which merged: every block counts from its start
+
+
+def _sync_counts():
+    for block in _active:
+        block._stats.nodes = _totals[0] - block._start[0]
+        block._stats.merged = _totals[1] - block._start[1]
+
+
+def _count(field, k=1):
+    for block in _active:
+        setattr(block._stats, field, getattr(block._stats, field) + k)
+
+
+def _run_now(op, args, attrs):
+    """Run ``op`` eagerly (running what is pending first if it reads a pending tensor)."""
+    if any(type(a) is LazyTensor for a in args):
+        flush()
+    saved, eager._deferred = eager._deferred, None
+    try:
+        return eager.apply(op, args, attrs)
+    finally:
+        eager._deferred = saved
+
+
+def _frozen(value):
+    if isinstance(value, dict):
+        return tuple((k, _frozen(v)) for k, v in value.items())
+    if isinstance(value, list | tuple):
+        return tuple(_frozen(v) for v in value)
+    hash(value)
+    return value
+
+
+def _defer(op, args, attrs):
+    """The eager front-end inside ``kg.autobatch()``: record ``op`` instead of running it."""
+    if op.name in _RUN_NOW or trace.active or eager._tracer is not None:
+        return _run_now(op, args, attrs)
+    # keys: what the signature sees of each input (shape and dtype, or a number's value).
+    # params: every input is a parameter (a leaf that requires grad), a number, or computed
+    # from those only -- then the call is the same for every sample, and runs once.
+    keys = []
+    depth, need, params, lazy, tensors = 0, False, True, False, False
+    for a in args:
+        ta = type(a)
+        if ta is LazyTensor:
+            p = _DATA.__get__(a)
+            if p.depth >= depth:
+                depth = p.depth + 1
+            if p.cse is None:
+                params = False
+            keys.append(p.key)
+            if a.requires_grad:
+                need = True
+            lazy = True
+        elif ta is Tensor:
+            d = _DATA.__get__(a)
+            if type(d) is not ndarray:
+                return _run_now(op, args, attrs)  # a GPU tensor: not batched here
+            if a.requires_grad:
+                need = True
+                if _NODE.__get__(a) is not None:
+                    params = False
+            else:
+                params = False
+            keys.append((d.shape, d.dtype))
+            tensors = True
+        elif ta is float or ta is int or ta is bool:
+            keys.append((ta, a))
+        elif ta is ndarray:
+            keys.append((a.shape, a.dtype))
+            params = False
+        else:
+            return _run_now(op, args, attrs)  # lists, NumPy scalars ...: eager decides
+    if not (lazy or tensors):
+        return _run_now(op, args, attrs)  # no tensor at all
+    need = need and eager._grad_enabled and op.grad is not None
+    keys = tuple(keys)
+    try:
+        sig = (op, tuple(attrs.items()) if attrs else (), keys, need)
+        known = _infer_cache.get(sig)
+    except TypeError:  # a list-valued attribute (pad's paddings ...): a tuple in the key
+        try:
+            sig = (op, _frozen(attrs), keys, need)
+            known = _infer_cache.get(sig)
+        except TypeError:
+            return _run_now(op, args, attrs)
+    cse = None
+    if params:
+        cse = (sig, tuple([_DATA.__get__(a).cse if type(a) is LazyTensor else
+                           id(a) if type(a) is Tensor else k for a, k in zip(args, keys)]))
+        same = _merged.get(cse)
+        if same is not None:
+            _totals[0] += 1
+            _totals[1] += 1
+            return same
+    if known is None:
+        known = _infer(op, keys, attrs)
+        if known is None:
+            return _run_now(op, args, attrs)
+        _infer_cache[sig] = known
+    p = _Pending()
+    p.op, p.args, p.attrs, p.sig, p.need, p.depth = op, args, attrs, sig, need, depth
+    p.shape, p.dtype = p.key = known
+    p.cse, p.uses, p.row, p.error = cse, 0, None, None
+    t = LazyTensor.__new__(LazyTensor)
+    _DATA.__set__(t, p)
+    _NODE.__set__(t, None)
+    t.requires_grad = need
+    p.out = t
+    _pending.append(p)
+    if lazy:
+        for a in args:
+            if type(a) is LazyTensor:
+                _DATA.__get__(a).uses += 1
+    if cse is not None:
+        _merged[cse] = t
+    _totals[0] += 1
+    return t
+
+
+def _infer(op, keys, attrs):
+    """The op's shape rule on the inputs' shapes: (shape, dtype), None when the shape is not
+    fully known, or the rule's error naming the user's line."""
+    shapes = [k[0] if type(k[0]) is tuple else () for k in keys]
+    dts = [k[1] if type(k[0]) is tuple else D.scalar_dtype(k[1]) for k in keys]
+    try:
+        shape, dtype = op.infer(shapes, dts, attrs)
+    except (ShapeError, TypeError, ValueError, IndexError) as e:
+        loc = user_location(3)
+        where = f"\n{describe_location(loc)}" if loc is not None else ""
+        msg = str(e) if str(e).startswith(op.name) else f"{op.name}: {e}"
+        raise type(e)(f"{msg}{where}") from None
+    if shape is None or None in shape:
+        return None
+    return tuple(shape), D.as_dtype(dtype)
+
+
+# -- running ---------------------------------------------------------------------------------
+def flush() -> None:
+    """Run every pending op now (batched); a no-op when nothing is pending."""
+    global _pending
+    _sync_counts()
+    if not _pending:
+        return
+    pending, _pending = _pending, []
+    _merged.clear()
+    saved_defer, saved_grad = eager._deferred, eager._grad_enabled
+    eager._deferred = None
+    # The run allocates a node and a view per pending op and frees no cycles: a garbage
+    # collection in the middle would walk every object the process holds (numba's are many),
+    # which cost more than the whole run.
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        _execute(pending)
+    except BaseException as e:
+        for p in pending:
+            if type(_DATA.__get__(p.out)) is _Pending:
+                p.error = f"{type(e).__name__}: {e}"
+        raise
+    finally:
+        eager._deferred, eager._grad_enabled = saved_defer, saved_grad
+        # A tensor left pending (its row never handed out) and its record point at each
+        # other: cut that cycle, so both go (with the batched values they hold) without
+        # waiting for a garbage collection.
+        for p in pending:
+            p.out = p.args = p.row = None
+        if collecting:
+            gc.enable()
+    _count("flushes")
+
+
+def _execute(pending):
+    groups: dict = {}
+    for p in pending:
+        key = (p.depth, p.sig)
+        g = groups.get(key)
+        if g is None:
+            groups[key] = [p]
+        else:
+            g.append(p)
+    rowof: dict = {}  # id(tensor) -> (batched result, row, needs a node) for batched rows
+    _alias.clear()
+    _derived.clear()
+    _derived.update(id(p.out) for p in pending if p.cse is not None)
+    try:
+        for g in sorted(groups.values(), key=lambda g: g[0].depth):
+            _run(g, rowof)
+    finally:
+        _alias.clear()
+        _derived.clear()
+
+
+_alias: dict = {}  # during a run: id(tensor) -> the one tensor a merged group computed
+_derived: set = set()  # during a run: ids of results computed from parameters only
+
+
+def _is_parameter(x) -> bool:
+    """A leaf that requires grad, or a result computed from such leaves only (``W.T``)."""
+    t = type(x)
+    if t is Tensor:
+        return (x.requires_grad and _NODE.__get__(x) is None) or id(x) in _derived
+    return t is LazyTensor and id(x) in _derived
+
+
+def _run(g, rowof):
+    p0 = g[0]
+    eager._grad_enabled = p0.need
+    batcher = _BATCHERS.get(p0.op.name)
+    if len(g) > 1 and batcher is not None and _run_group(g, batcher, rowof):
+        return
+    for p in g:
+        _ready(p.args, rowof)
+        r = eager.apply(p.op, p.args, p.attrs)
+        _materialize(p.out, _DATA.__get__(r), _NODE.__get__(r))
+    _count("launches", len(g))
+    _count("single", len(g))
+
+
+def _materialize(t, data, node):
+    _DATA.__set__(t, data)
+    _NODE.__set__(t, node)
+    t.__class__ = Tensor
+
+
+def _run_group(group, batcher, rowof) -> bool:
+    """Run ``group`` as one batched call; False (nothing done) when it cannot be batched."""
+    n, p0 = len(group), group[0]
+    columns = list(zip(*[p.args for p in group]))
+    operands, all_shared = [], True
+    for j, col in enumerate(columns):
+        first = col[0]
+        tf = type(first)
+        if tf is float or tf is int or tf is bool:
+            operands.append((True, first))  # equal numbers: the signature says so
+            continue
+        same = [_alias.get(id(c), c) for c in col] if _alias else col
+        distinct = len(set(map(id, same)))
+        if distinct == 1:
+            operands.append((True, same[0]))  # one tensor for everyone: shared
+            continue
+        if 2 * distinct <= n and _is_parameter(first):
+            # A column of a few parameters (W_plus for some nodes, W_times for others):
+            # one call per parameter, not a stack of weight copies.
+            parts: dict = {}
+            for p in group:
+                parts.setdefault(id(p.args[j]), []).append(p)
+            for part in parts.values():
+                _run(part, rowof)
+            return True
+        all_shared = False
+        operands.append((False, None))
+    if all_shared:  # n identical calls: compute once, everyone gets the result
+        _ready(p0.args, rowof)
+        r = eager.apply(p0.op, p0.args, p0.attrs)
+        data, node = _DATA.__get__(r), _NODE.__get__(r)
+        # Later groups see one shared input, not n copies; where it meets other values in
+        # a column it is row 0 of a one-row batch.
+        one = (O.reshape(r, shape=(1, *p0.shape)), 0, r.requires_grad)
+        for p in group:
+            _materialize(p.out, data, node)
+            _alias[id(p.out)] = r
+            rowof[id(p.out)] = one
+        _record_launch(p0.op.name, n)
+        return True
+    if not batcher(p0, operands, n, check=True):
+        return False
+    helpers = [0]
+    _ready([v for s, v in operands if s], rowof)
+    operands = [(s, v if s else _stacked(col, n, rowof, helpers))
+                for (s, v), col in zip(operands, columns)]
+    out = batcher(p0, operands, n, check=False)
+    if out is None:
+        return False
+    data = out if type(out) is ndarray else _DATA.__get__(out)
+    if data.shape != (n, *p0.shape) or data.dtype != p0.dtype:
+        return False  # a case the batcher does not cover: run the nodes one by one
+    # Each pending tensor's row. One that only pending ops of this run still reference
+    # (refcount: its record, each use, and the two here) is left as it is: its consumers
+    # read the batched result, and it goes away with the records. Rows someone else holds
+    # (the user's variables, lists ...) become ordinary tensors now.
+    need_node = type(out) is Tensor and out.requires_grad
+    refs = sys.getrefcount
+    for i, p in enumerate(group):
+        t = p.out
+        rowof[id(t)] = p.row = (out, i, need_node)
+        if refs(t) > 3 + p.uses:
+            _materialize_row(t, out, i, need_node)
+    _record_launch(p0.op.name, n)
+    _count("helpers", helpers[0])
+    return True
+
+
+def _materialize_row(t, batched, i, need_node):
+    data = batched if type(batched) is ndarray else _DATA.__get__(batched)
+    row = data[i] if data.ndim > 1 else data[i:i + 1].reshape(())
+    _DATA.__set__(t, row)
+    _NODE.__set__(t, _row_node(batched, i, row) if need_node else None)
+    t.__class__ = Tensor
+
+
+def _ready(args, rowof):
+    """Give rows not yet handed out (see :func:`_run_group`) to ``args`` about to be used
+    as tensors."""
+    for a in args:
+        if type(a) is LazyTensor:
+            info = rowof.get(id(a))
+            if info is not None:
+                _materialize_row(a, *info)
+
+
+def _record_launch(name, n):
+    for block in _active:
+        s = block._stats
+        s.launches += 1
+        s.batched += 1
+        s.batch_sizes.setdefault(name, []).append(n)
+
+
+_ROW_ATTRS = [{"index": (i,)} for i in range(4096)]  # shared, never changed
+
+
+def _row_node(batched, i, row):
+    """The recorded node ``batched[i]``: how a per-sample tensor's gradient reaches the
+    batched node (only used when the user's own code reads the row later)."""
+    node = EagerNode.__new__(EagerNode)
+    node.op = _GETITEM
+    node.inputs = (batched,)
+    node.attrs = _ROW_ATTRS[i] if i < len(_ROW_ATTRS) else {"index": (i,)}
+    node.value = row
+    node.seq = next(_sequence)
+    node.freed = False
+    node.hooks = None
+    node.retained = None
+    node.location = None
+    return node
+
+
+def _arr(x):
+    return x if type(x) is ndarray else _DATA.__get__(x)
+
+
+def _stacked(col, n, rowof, helpers):
+    """The per-sample operands ``col`` as one (n, ...) tensor, from the producing groups'
+    batched results where possible (a view or one gather), else stacked."""
+    infos = list(map(rowof.get, map(id, col)))
+    if None not in infos:
+        first = infos[0][0]
+        if all(b is first for b, _, _ in infos):
+            rows = [r for _, r, _ in infos]
+            total = _arr(first).shape[0]
+            start = rows[0]
+            if rows == list(range(start, start + n)):
+                if start == 0 and n == total:
+                    return first
+                helpers[0] += 1
+                return O.getitem(first, index=((start, start + n, None),))
+            helpers[0] += 1
+            return O.gather(first, np.array(rows, np.int64), axis=0)
+        sources, offsets, index = [], {}, []
+        for b, r, _ in infos:
+            off = offsets.get(id(b))
+            if off is None:
+                off = offsets[id(b)] = sum(_arr(s).shape[0] for s in sources)
+                sources.append(b)
+            index.append(off + r)
+        helpers[0] += 2
+        return O.gather(O.concat(sources, axis=0), np.array(index, np.int64), axis=0)
+    helpers[0] += 1
+    _ready(col, rowof)
+    if not any(type(c) is Tensor and c.requires_grad for c in col):
+        # Per-sample data (inputs, no gradient): copy the rows into one array.
+        first = col[0]
+        value = first.data if type(first) is Tensor else first
+        out = np.empty((n, *value.shape), value.dtype)
+        for i, c in enumerate(col):
+            out[i] = _DATA.__get__(c) if type(c) is Tensor else c
+        return out
+    return O.stack(list(col), axis=0)
+
+
+# -- how each kind of op runs on a batch -----------------------------------------------------
+# batcher(p0, operands, n, check) -> with check=True: can this group be batched (operands are
+# (shared, None) pairs); with check=False: the batched result, operands being (shared, value)
+# with per-sample values stacked along a new axis 0.
+def _rank(operand_value) -> int:
+    return len(operand_value.shape) - 1
+
+
+def _elementwise(p0, operands, n, check):
+    if check:
+        return True
+    rank = len(p0.shape)
+    args = []
+    for shared, v in operands:
+        if not shared and _rank(v) < rank:  # align per-sample dims to the right
+            s = tuple(v.shape[1:])
+            v = O.reshape(v, shape=(n,) + (1,) * (rank - len(s)) + s)
+        args.append(v)
+    return p0.op(*args, **p0.attrs)
+
+
+def _matmul(p0, operands, n, check):
+    (sa, a), (sb, b) = operands
+    if check:  # a shared operand of rank > 2 would broadcast against the batch axis
+        return all(len(x.shape) <= 2 for (s, _), x in zip(operands, p0.args) if s)
+    if not sa and sb and len(b.shape) == 2:  # (n, ..., k) @ W: one 2-D product
+        k = a.shape[-1]
+        out = O.matmul(O.reshape(a, shape=(-1, k)), b)
+        return O.reshape(out, shape=(n, *p0.shape))
+    return O.matmul(a, b)
+
+
+def _axis_shift(axis, rank):
+    return axis % rank + 1
+
+
+def _reduce(p0, operands, n, check):
+    (shared, x), = operands
+    rank = len(p0.args[0].shape)
+    if check:
+        return rank > 0
+    axis = p0.attrs.get("axis")
+    if axis is None:
+        new = tuple(range(1, rank + 1))
+    elif isinstance(axis, int | np.integer):
+        new = _axis_shift(axis, rank)
+    else:
+        new = tuple(_axis_shift(a, rank) for a in axis)
+    return p0.op(x, **dict(p0.attrs, axis=new))
+
+
+def _softmax(p0, operands, n, check):
+    (shared, x), = operands
+    rank = len(p0.shape)
+    if check:
+        return rank > 0
+    return p0.op(x, **dict(p0.attrs, axis=_axis_shift(p0.attrs.get("axis", -1), rank)))
+
+
+def _transpose(p0, operands, n, check):
+    if check:
+        return True
+    (shared, x), = operands
+    rank = len(p0.shape)
+    perm = p0.attrs.get("perm")
+    perm = range(rank - 1, -1, -1) if perm is None else (p % rank for p in perm)
+    return O.transpose(x, perm=(0, *(p + 1 for p in perm)))
+
+
+def _reshape(p0, operands, n, check):
+    if check:
+        return True
+    return O.reshape(operands[0][1], shape=(n, *p0.shape))
+
+
+def _getitem(p0, operands, n, check):
+    if check:
+        return True
+    return O.getitem(operands[0][1], index=((None, None, None), *p0.attrs["index"]))
+
+
+def _join(p0, operands, n, check):  # concat and stack: every input per-sample
+    if check:
+        return not any(s for s, _ in operands)
+    rank = len(p0.shape)
+    axis = _axis_shift(p0.attrs.get("axis", 0), rank)
+    return p0.op(*[v for _, v in operands], axis=axis)
+
+
+def _gather(p0, operands, n, check):  # embedding: shared table, per-sample ids, axis 0
+    (sp, params), (si, ids) = operands
+    if check:
+        return sp and not si and p0.attrs.get("axis", 0) % len(p0.args[0].shape) == 0
+    return O.gather(params, ids, axis=0)
+
+
+def _broadcast_to(p0, operands, n, check):
+    if check:
+        return True
+    (shared, x), = operands
+    target = tuple(p0.shape)
+    s = tuple(x.shape[1:])
+    if len(s) < len(target):
+        x = O.reshape(x, shape=(n,) + (1,) * (len(target) - len(s)) + s)
+    return O.broadcast_to(x, shape=(n, *target))
+
+
+_BATCHERS = {name: _elementwise for name, op in registry.OPS.items() if op.elementwise}
+_BATCHERS.update({"matmul": _matmul, "sum": _reduce, "mean": _reduce, "max": _reduce,
+                  "softmax": _softmax, "log_softmax": _softmax, "transpose": _transpose,
+                  "matrix_transpose": _elementwise, "reshape": _reshape,
+                  "getitem": _getitem, "concat": _join, "stack": _join, "gather": _gather,
+                  "broadcast_to": _broadcast_to})
+
+
+# -- the public face -------------------------------------------------------------------------
+class autobatch:  # noqa: N801 - used like kg.no_grad
+    """``with kg.autobatch() as ab:`` defers eager ops and runs them batched (see the module
+    docstring); ``ab.stats`` counts what happened, ``ab.flush()`` runs what is pending.
+
+    >>> import kernelgraph as kg
+    >>> with kg.autobatch() as ab:
+    ...     ys = [kg.tensor([float(i)]) * 2.0 for i in range(3)]
+    ...     pending = ys[0].shape                 # shapes are known without running
+    >>> pending, [y.item() for y in ys], ab.stats.launches
+    ((1,), [0.0, 2.0, 4.0], 1)
+
+    Blocks nest; leaving any block runs what is pending, as does reading a value. An
+    exception inside the block still runs (or, if that fails, discards) the pending work,
+    so the engine stays usable.
+    """
+
+    def __init__(self):
+        self._stats = AutobatchStats()
+
+    @property
+    def stats(self) -> AutobatchStats:
+        """What this block did so far (see :class:`AutobatchStats`)."""
+        if self in _active:
+            _sync_counts()
+        return self._stats
+
+    def __enter__(self) -> autobatch:
+        # Counting from here, on top of what earlier uses of this block counted.
+        self._start = (_totals[0] - self._stats.nodes, _totals[1] - self._stats.merged)
+        _active.append(self)
+        eager._deferred = _defer
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> bool:
+        global _pending
+        try:
+            flush()
+        except Exception:
+            if exc_type is None:
+                raise
+        finally:
+            _active.remove(self)
+            if not _active:
+                eager._deferred = None
+                _pending = []
+                _merged.clear()
+                _infer_cache.clear()
+        return False
+
+    def flush(self) -> None:
+        """Run everything pending now."""
+        flush()
+
+    def __repr__(self):
+        return repr(self.stats)
+
+
+def pending_count() -> int:
+    """How many deferred ops wait to run (0 outside ``kg.autobatch``)."""
+    return len(_pending)

@@ -1,0 +1,381 @@
+"""kg.autobatch: per-sample eager code run as batched kernels, with the same values and
+gradients as the unbatched eager run."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import kernelgraph as kg
+from kernelgraph.autobatching import LazyTensor, pending_count
+
+RTOL, ATOL = 1e-5, 1e-6  # matmul and reductions over a batch may round differently
+
+
+def _grads(params):
+    out = [None if p.grad is None else p.grad.numpy().copy() for p in params]
+    for p in params:
+        p.grad = None
+    return out
+
+
+def _compare(model, params, *, exact=False):
+    """Run ``model()`` (returns a scalar loss) eagerly and under autobatch; compare."""
+    eager_loss = model()
+    eager_loss.backward()
+    eager_value, eager_grads = eager_loss.item(), _grads(params)
+    with kg.autobatch() as ab:
+        loss = model()
+        loss.backward()
+        value = loss.item()
+    grads = _grads(params)
+    if exact:
+        assert value == eager_value
+    np.testing.assert_allclose(value, eager_value, rtol=RTOL, atol=ATOL)
+    for g, e in zip(grads, eager_grads):
+        assert (g is None) == (e is None)
+        if g is not None:
+            np.testing.assert_allclose(g, e, rtol=RTOL, atol=ATOL)
+    return ab
+
+
+# -- an RNN over sequences of different lengths ------------------------------------------------
+def _rnn_task(lengths, input_size=3, hidden=5, seed=0):
+    rng = np.random.default_rng(seed)
+    kg.random.seed(seed)
+    cell = kg.nn.RNNCell(input_size, hidden)
+    xs = [[kg.tensor(rng.standard_normal((1, input_size)).astype(np.float32))
+           for _ in range(n)] for n in lengths]
+
+    def model():
+        loss = None
+        for seq in xs:
+            h = kg.zeros(1, hidden)
+            for x in seq:
+                h = cell(x, h)
+            term = (h * h).sum()
+            loss = term if loss is None else loss + term
+        return loss
+
+    return model, list(cell.parameters())
+
+
+def test_rnn_matches_eager():
+    model, params = _rnn_task([3, 1, 4, 4, 2])
+    ab = _compare(model, params)
+    assert ab.stats.batched > 0 and ab.stats.launches < ab.stats.nodes
+
+
+@settings(max_examples=12, deadline=None)
+@given(st.lists(st.integers(1, 6), min_size=1, max_size=5))
+def test_rnn_any_lengths(lengths):
+    model, params = _rnn_task(lengths, seed=len(lengths))
+    _compare(model, params)
+
+
+# -- a tree-recursive network over random expression trees -------------------------------------
+def _random_tree(rng, depth):
+    if depth == 0 or rng.random() < 0.3:
+        return int(rng.integers(0, 10))
+    return (str(rng.choice(["+", "*"])), _random_tree(rng, depth - 1), _random_tree(rng, depth - 1))
+
+
+def _tree_task(n_trees=6, hidden=4, seed=0):
+    rng = np.random.default_rng(seed)
+    trees = [_random_tree(rng, 4) for _ in range(n_trees)]
+    p = {name: kg.tensor(rng.standard_normal(shape).astype(np.float32) * 0.5,
+                         requires_grad=True)
+         for name, shape in [("embed", (10, hidden)), ("W+", (2 * hidden, hidden)),
+                             ("W*", (2 * hidden, hidden)), ("b+", (hidden,)), ("b*", (hidden,)),
+                             ("out", (hidden, 1))]}
+    digits = [kg.tensor(np.eye(10, dtype=np.float32)[d:d + 1]) for d in range(10)]
+
+    def encode(tree):
+        if isinstance(tree, int):
+            return (digits[tree] @ p["embed"]).tanh()
+        op, left, right = tree
+        both = kg.concat([encode(left), encode(right)], axis=1)
+        return (both @ p["W" + op] + p["b" + op]).tanh()
+
+    def model():
+        loss = None
+        for tree in trees:
+            term = ((encode(tree) @ p["out"]) ** 2.0).mean()
+            loss = term if loss is None else loss + term
+        return loss
+
+    return model, list(p.values())
+
+
+def test_tree_matches_eager():
+    model, params = _tree_task()
+    ab = _compare(model, params)
+    assert "concat" in ab.stats.batch_sizes
+    assert ab.stats.launches < ab.stats.nodes / 3  # leaves with one digit do not split groups
+
+
+@settings(max_examples=8, deadline=None)
+@given(st.integers(0, 10_000), st.integers(1, 5))
+def test_any_trees(seed, n_trees):
+    model, params = _tree_task(n_trees=n_trees, seed=seed)
+    _compare(model, params)
+
+
+# -- op coverage -------------------------------------------------------------------------------
+def test_elementwise_is_bit_identical():
+    rng = np.random.default_rng(1)
+    xs = [kg.tensor(rng.standard_normal((2, 8)).astype(np.float32)) for _ in range(5)]
+    b = kg.tensor(rng.standard_normal(8).astype(np.float32))
+
+    def run():
+        return [((x * 1.5 + b).tanh() - x.sigmoid()).exp() / (x.abs() + 1.0) for x in xs]
+
+    eager = [y.numpy() for y in run()]
+    with kg.autobatch() as ab:
+        batched = run()
+    for y, e in zip(batched, eager):
+        assert np.array_equal(y.numpy(), e)
+    assert ab.stats.batch_sizes["tanh"] == [5]
+
+
+def test_shaped_ops_match_eager():
+    rng = np.random.default_rng(2)
+    w = kg.tensor(rng.standard_normal((4, 3)).astype(np.float32), requires_grad=True)
+    table = kg.tensor(rng.standard_normal((7, 3)).astype(np.float32), requires_grad=True)
+    xs = [kg.tensor(rng.standard_normal((2, 4)).astype(np.float32)) for _ in range(4)]
+    ids = [kg.tensor(np.array([i % 7, (3 * i) % 7])) for i in range(4)]
+
+    def model():
+        total = None
+        for x, i in zip(xs, ids):
+            y = (x @ w).reshape(3, 2).T                       # matmul, reshape, transpose
+            z = kg.concat([y, y[:, :1]], axis=1)              # getitem, concat
+            s = kg.stack([z.sum(axis=0), z.max(axis=0)])      # reductions, stack
+            e = kg.embedding(table, i).mean(axis=-1, keepdims=True)  # gather
+            t = s.softmax(axis=1).sum() + e.sum() + kg.log_softmax(z, axis=0).mean()
+            total = t if total is None else total + t
+        return total
+
+    ab = _compare(model, [w, table])
+    for name in ("matmul", "reshape", "transpose", "concat", "getitem", "stack", "gather",
+                 "softmax", "log_softmax", "max"):
+        assert name in ab.stats.batch_sizes, name
+
+
+def test_per_sample_leaves_that_require_grad():
+    # A leaf that requires grad counts as a parameter (not batched with other leaves), but
+    # everything computed from it batches, and every leaf gets its own gradient.
+    rng = np.random.default_rng(4)
+    w = kg.tensor(rng.standard_normal((3, 2)).astype(np.float32), requires_grad=True)
+    xs = [kg.tensor(rng.standard_normal((1, 3)).astype(np.float32), requires_grad=True)
+          for _ in range(4)]
+
+    def model():
+        total = None
+        for x in xs:
+            t = ((x * 2.0) @ w).tanh().sum()
+            total = t if total is None else total + t
+        return total
+
+    ab = _compare(model, [w, *xs])
+    assert ab.stats.batch_sizes["matmul"] == [4]
+
+
+def test_mixed_batchable_and_unbatchable_ops():
+    rng = np.random.default_rng(3)
+    w = kg.tensor(rng.standard_normal((3, 3)).astype(np.float32), requires_grad=True)
+    xs = [kg.tensor(rng.standard_normal((1, 3)).astype(np.float32)) for _ in range(4)]
+    labels = [kg.tensor(np.array([i % 3])) for i in range(4)]
+
+    def model():
+        total = None
+        for x, y in zip(xs, labels):
+            logits = kg.clip(x @ w, -2.0, 2.0)  # clip: run one by one
+            t = kg.cross_entropy(kg.pad(logits, [(0, 0), (0, 1)]), y)
+            total = t if total is None else total + t
+        return total
+
+    ab = _compare(model, [w])
+    assert ab.stats.single >= 8 and ab.stats.batch_sizes["matmul"] == [4]
+
+
+def test_dropout_runs_at_once_with_eager_random_numbers():
+    xs = [kg.ones(2, 6) * float(i) for i in range(3)]
+    kg.random.seed(5)
+    eager = [kg.dropout(x * 2.0, 0.5).numpy() for x in xs]
+    kg.random.seed(5)
+    with kg.autobatch():
+        batched = [kg.dropout(x * 2.0, 0.5) for x in xs]
+    for y, e in zip(batched, eager):
+        assert np.array_equal(y.numpy(), e)
+
+
+# -- deferral, flushing, nesting, errors ---------------------------------------------------------
+def test_ops_are_deferred_until_a_value_is_read():
+    x = kg.tensor([[1.0, 2.0]])
+    with kg.autobatch() as ab:
+        ys = [x * float(i) + 1.0 for i in range(3)]
+        assert pending_count() == 6 and type(ys[0]) is LazyTensor
+        assert ys[0].shape == (1, 2) and ys[0].dtype == kg.float32  # known without running
+        assert ab.stats.flushes == 0
+        assert ys[2].tolist() == [[3.0, 5.0]]                      # reading runs everything
+        assert pending_count() == 0 and type(ys[0]) is kg.Tensor and ab.stats.flushes == 1
+        z = ys[1] * ys[2]                                          # recording goes on
+        assert pending_count() == 1
+    assert z.tolist() == [[6.0, 15.0]] and type(z) is kg.Tensor
+    assert ab.stats.flushes == 2 and pending_count() == 0
+    # x * 0.0, x * 1.0, x * 2.0 differ in a constant: three calls; the adds batch.
+    assert ab.stats.batch_sizes == {"add": [3]} and ab.stats.single == 4
+
+
+def test_stats_counts():
+    xs = [kg.tensor([float(i)]) for i in range(4)]
+    with kg.autobatch() as ab:
+        ys = [(x * 2.0 + 1.0).tanh() for x in xs]
+    assert [round(y.item(), 5) for y in ys] == [round(float(np.tanh(2 * i + 1)), 5)
+                                              for i in range(4)]
+    s = ab.stats.as_dict()
+    assert (s["nodes"], s["launches"], s["batched"], s["single"]) == (12, 3, 3, 0)
+    assert s["batch_sizes"] == {"mul": [4], "add": [4], "tanh": [4]}
+    assert "12 nodes ran as 3 kernel launches" in repr(ab.stats)
+
+
+def test_shared_parameter_ops_are_merged():
+    w = kg.tensor(np.ones((2, 2), np.float32), requires_grad=True)
+    with kg.autobatch() as ab:
+        outs = [kg.tensor([[1.0, float(i)]]) @ w.T for i in range(5)]  # w.T: computed once
+    assert ab.stats.merged == 4
+    assert [o.tolist() for o in outs][2] == [[3.0, 3.0]]
+
+
+def test_mid_block_read_and_backward_inside_the_block():
+    model, params = _rnn_task([2, 3])
+    eager_loss = model()
+    eager_loss.backward()
+    expected = _grads(params)
+    with kg.autobatch() as ab:
+        loss = model()
+        if loss.item() > -1.0:  # bool() and item() inside the block
+            loss.backward()
+        again = model()          # recording after a flush
+    assert ab.stats.flushes == 2 and again.requires_grad
+    for g, e in zip(_grads(params), expected):
+        np.testing.assert_allclose(g, e, rtol=RTOL, atol=ATOL)
+
+
+def test_results_used_after_the_block():
+    w = kg.tensor([2.0, 3.0], requires_grad=True)
+    with kg.autobatch():
+        ys = [w * float(i) for i in range(3)]
+    loss = (ys[0] + ys[1] * ys[2]).sum()  # eager, outside, through the batched rows
+    loss.backward()
+    assert loss.item() == 26.0 and w.grad.tolist() == [8.0, 12.0]
+
+
+def test_nested_blocks():
+    x = kg.tensor([1.0])
+    with kg.autobatch() as outer:
+        a = [x + float(i) for i in range(2)]
+        with kg.autobatch() as inner:
+            b = [y * 3.0 for y in a]
+        assert pending_count() == 0  # leaving the inner block ran everything
+        c = [y - 1.0 for y in b]
+    assert [y.item() for y in c] == [2.0, 5.0]
+    assert inner.stats.nodes == 2 and outer.stats.nodes == 6
+    assert inner.stats.flushes == 1 and outer.stats.flushes == 2
+
+
+def test_no_grad_inside():
+    w = kg.tensor([1.0, 2.0], requires_grad=True)
+    with kg.autobatch():
+        with kg.no_grad():
+            frozen = [w * float(i) for i in range(3)]
+        live = [w * float(i) for i in range(3)]
+    assert not any(y.requires_grad for y in frozen) and all(y.requires_grad for y in live)
+    (live[1] + live[2] + frozen[2]).sum().backward()
+    assert w.grad.tolist() == [3.0, 3.0]
+
+
+def test_shape_error_names_the_users_line_and_leaves_the_engine_usable():
+    a, b = kg.ones(2, 3), kg.ones(4, 5)
+    with pytest.raises(ValueError) as info:
+        with kg.autobatch():
+            ok = a * 2.0
+            a @ b  # the line that must be named
+    message = str(info.value)
+    assert "matmul" in message and "test_autobatch.py" in message and "a @ b" in message
+    assert ok.tolist() == [[2.0] * 3] * 2  # pending work still ran on the way out
+    assert pending_count() == 0
+    assert (a + 1.0).tolist() == [[2.0] * 3] * 2  # eager again
+    with kg.autobatch() as ab:
+        y = a * 3.0
+    assert y.tolist() == [[3.0] * 3] * 2 and ab.stats.nodes == 1
+
+
+def test_user_exception_inside_the_block():
+    x = kg.tensor([1.0, 2.0])
+    with pytest.raises(KeyError):
+        with kg.autobatch():
+            y = x * 2.0
+            raise KeyError("boom")
+    assert y.tolist() == [2.0, 4.0] and pending_count() == 0
+    assert (x * 2.0).tolist() == [2.0, 4.0]
+
+
+def test_repr_and_numpy_force_a_flush():
+    with kg.autobatch():
+        y = kg.tensor([1.0, 2.0]) * 2.0
+        assert "tensor([2., 4.])" in repr(y)
+        z = kg.tensor([1.0]) + 1.0
+        assert z.numpy().tolist() == [2.0]
+
+
+def test_a_failure_while_running_leaves_the_engine_usable():
+    table = kg.tensor(np.arange(6, dtype=np.float32).reshape(3, 2))
+    with pytest.raises(IndexError, match="out of range"):
+        with kg.autobatch():
+            good = table * 2.0
+            bad = kg.gather(table, kg.tensor([5]))  # shapes fit; the index is checked on run
+    with pytest.raises(RuntimeError, match="did not run"):
+        bad.numpy()
+    assert good.numpy()[2].tolist() == [8.0, 10.0] and pending_count() == 0
+    with kg.autobatch():
+        again = kg.gather(table, kg.tensor([2]))
+    assert again.tolist() == [[4.0, 5.0]]
+
+
+def test_intermediates_are_freed_without_a_garbage_collection():
+    import gc
+    import weakref
+
+    x = kg.tensor(np.ones((2, 3), np.float32))
+    gc.disable()
+    try:
+        with kg.autobatch():
+            ys = [x * float(i) for i in range(3)]
+            refs = [weakref.ref(y) for y in ys]
+            outs = [(y + 1.0).sum() for y in ys]
+            del ys
+        assert [o.item() for o in outs] == [6.0, 12.0, 18.0]
+        assert all(r() is None for r in refs)  # pending intermediates left no cycles
+    finally:
+        gc.enable()
+
+
+def test_kg_function_and_casts_inside_the_block():
+    w = kg.tensor(np.ones((3, 2), np.float32), requires_grad=True)
+
+    @kg.function
+    def f(x):
+        return (x @ w).tanh().sum()
+
+    xs = [kg.tensor(np.full((1, 3), 0.1 * i, np.float32)) for i in range(3)]
+    eager = [f(x * 2.0).item() for x in xs]
+    with kg.autobatch():
+        batched = [f(x * 2.0) for x in xs]       # the compiled plan reads its inputs: a flush
+        doubled = [x.to(kg.float64) + 1.0 for x in xs]
+    assert [b.item() for b in batched] == eager
+    assert doubled[2].dtype == kg.float64
+    assert doubled[2].tolist() == (xs[2].to(kg.float64) + 1.0).tolist()

@@ -21,8 +21,8 @@ Both call the same ops (:mod:`kernelgraph.ops`), the same autodiff and the same 
 """
 
 from . import autograd, cuda, data, devices, dtypes, errors, nn, ops, optim, trace
-from .checkpoint import load, save
 from .autobatching import autobatch
+from .checkpoint import load, save
 from .devices import Device, DeviceError, device
 from .dtypes import bool_, float32, float64, int32, int64
 from .eager import (

@@ -1072,3 +1072,9 @@ def check(output, reference, rtol: float = 1e-4) -> str | None:
             err = float(np.max(np.abs(g.astype(np.float64) - w)))
             return f"value {i} differs from the reference by up to {err:.3g}"
     return None
+
+
+# The training rows (12: eager MLP steps, 13: the RNN task) live in their own module.
+from .training import CASES as _TRAINING_CASES  # noqa: E402 - needs the helpers above
+
+CASES = CASES + _TRAINING_CASES

@@ -360,6 +360,31 @@ def test_compare_times_both_modes():
         TimingWidget(sweep="nope")
 
 
+def test_compare_rnn_task_in_three_modes():
+    from kernelgraph.widgets import TimingWidget, compare, rnn_model
+
+    cfg = {"samples": 4, "batch": 2, "inputs": 3, "hidden": 5, "max_len": 7}
+    rows = compare(model=rnn_model(), values=(2, 4), sweep="batch", display=False,
+                   config=cfg, modes=("eager", "autobatch", "static"))
+    assert [(r["mode"], r["value"]) for r in rows] == [
+        ("eager", 2), ("autobatch", 2), ("static", 2), ("eager", 4), ("autobatch", 4),
+        ("static", 4)]
+    for r in rows:
+        assert r["execution"] > 0 and r["construction"] > 0, r
+    # The same sequences and weights in every mode: the last step's loss agrees.
+    for i in (0, 3):
+        eager, batched, static = (rows[i + k]["loss"] for k in range(3))
+        assert batched == pytest.approx(eager, rel=1e-5)
+        assert static == pytest.approx(eager, rel=1e-5)
+    w = TimingWidget(values=(2,), sweep="batch", model=rnn_model(), config=cfg, warmup=False,
+                     modes=("eager", "autobatch"))
+    w.run()
+    assert w.progress.max == 2 and list(w.figure.data[0].x[1]) == ["eager", "autobatch"]
+    assert "eager vs autobatch" in w.figure.layout.title.text
+    with pytest.raises(ValueError, match="unknown modes"):
+        TimingWidget(modes=("eager", "lazy"))
+
+
 def test_displayed_live_widget_leaves_its_final_graph_in_the_output(monkeypatch):
     import IPython.display
 

@@ -4,7 +4,8 @@
   MIME bundle (interactive in JupyterLab with the extension; SVG everywhere else).
 - :class:`GraphWidget`: the same drawing as an ipywidget; ``GraphWidget.live()`` grows as
   eager ops run.
-- :func:`compare` / :class:`TimingWidget`: time the same model in eager and static mode.
+- :func:`compare` / :class:`TimingWidget`: time the same model in eager and static mode
+  (and autobatched eager); :func:`mlp_model` and :func:`rnn_model` are models to time.
 - :func:`compiler_document` (``kg.show(sess.explain(...))``): the graph before and after
   each compiler pass.
 - :func:`stepper_document` (``kg.show(sess.step(...))``), :class:`StepWidget`: a static run
@@ -46,6 +47,7 @@ _LAZY = {
     "compare": ".timing",
     "measure": ".timing",
     "mlp_model": ".timing",
+    "rnn_model": ".rnn_timing",
     "Model": ".timing",
 }
 
@@ -53,6 +55,7 @@ __all__ = [
     "MIME_TYPE", "DocumentBuilder", "GraphDisplay", "GraphWidget", "Model",
     "Recorder", "StepWidget", "TimingWidget", "compare", "compiler_document", "document_of",
     "eager_document", "graph_document", "layout", "measure", "mimebundle", "mlp_model",
+    "rnn_model",
     "record", "render_svg", "run_document", "show", "stepper_document", "traced_run",
 ]
 

@@ -11,6 +11,11 @@ Phases, all measured on the real engine with ``time.perf_counter``:
 - **execution**: static -- all runs minus the compilation; eager -- forward + ``backward()``
   minus the construction.
 
+A third mode, ``"autobatch"`` (``modes=("static", "eager", "autobatch")``), runs the eager
+model's per-step code for every step inside one ``with kg.autobatch():`` block, sums the
+losses and calls ``backward()`` once, as DyNet users write a minibatch: construction is the
+time spent recording the deferred ops, execution the batched run and its backward.
+
 Numba compiles each kernel once per process; a warm-up run before the sweep keeps that
 one-off cost out of both modes. Setting up data and initialising variables is not timed.
 
@@ -186,6 +191,28 @@ def measure_eager(model: Model, cfg: dict, data=None) -> dict:
     return _row("eager", cfg, construction, 0.0, execution, float(loss.item()))
 
 
+def measure_autobatch(model: Model, cfg: dict, data=None) -> dict:
+    """Time ``model``'s eager code with every step's forward inside one ``kg.autobatch()``
+    block (DyNet's autobatching), the losses summed and differentiated once."""
+    data = model.data(cfg) if data is None else data
+    forward = model.eager(cfg, data)
+    clock = time.perf_counter
+    t0 = clock()
+    with kg.autobatch():
+        losses = [forward(step) for step in range(steps_of(cfg))]
+        total = losses[0]
+        for loss in losses[1:]:
+            total = total + loss
+        recorded = clock() - t0  # nothing has run yet: the ops were only recorded
+        t = clock()
+        total.backward()  # runs the batched forward, then its backward
+        execution = clock() - t
+    return _row("autobatch", cfg, recorded, 0.0, execution, float(losses[-1].item()))
+
+
+MEASURES = {"static": measure_static, "eager": measure_eager, "autobatch": measure_autobatch}
+
+
 def _row(mode, cfg, construction, compilation, execution, loss) -> dict:
     return {"mode": mode, "sweep": cfg.get("_sweep", ""), "value": cfg.get(cfg.get("_sweep")),
             "steps": steps_of(cfg), "construction": construction, "compilation": compilation,
@@ -193,10 +220,18 @@ def _row(mode, cfg, construction, compilation, execution, loss) -> dict:
             "loss": loss}
 
 
-def measure(model: Model, cfg: dict) -> list[dict]:
-    """Both modes on one configuration (same data and weights): ``[static_row, eager_row]``."""
+def measure(model: Model, cfg: dict, modes: Sequence = ("static", "eager")) -> list[dict]:
+    """Each mode on one configuration (same data and weights), one row per mode."""
     data = model.data(cfg)
-    return [measure_static(model, cfg, data), measure_eager(model, cfg, data)]
+    return [MEASURES[m](model, cfg, data) for m in _check_modes(modes)]
+
+
+def _check_modes(modes: Sequence) -> tuple:
+    modes = (modes,) if isinstance(modes, str) else tuple(modes)
+    unknown = [m for m in modes if m not in MEASURES]
+    if unknown or not modes:
+        raise ValueError(f"unknown modes {unknown}; expected some of {list(MEASURES)}")
+    return modes
 
 
 def _configs(sweep: str, values: Sequence, config: dict | None) -> list[dict]:
@@ -221,22 +256,25 @@ class TimingWidget(RedisplayMixin, ipywidgets.VBox):
 
     def __init__(self, values: Sequence = (1, 8, 32, 128), sweep: str = "samples",
                  model: Model | None = None, config: dict | None = None,
-                 warmup: bool = True, **kwargs):
+                 warmup: bool = True, modes: Sequence = ("static", "eager"), **kwargs):
         import plotly.graph_objects as go
 
         self.model = model or mlp_model()
+        self.modes = _check_modes(modes)
         self.configs = _configs(sweep, values, config)
         self.sweep = self.configs[0]["_sweep"] if self.configs else sweep
         self.warmup = warmup
         self.results: list[dict] = []
-        self.progress = ipywidgets.IntProgress(value=0, min=0, max=2 * len(self.configs),
+        self.progress = ipywidgets.IntProgress(value=0, min=0,
+                                               max=len(self.modes) * len(self.configs),
                                                description="measuring")
         self.status = ipywidgets.Label(value="not started")
         colors = {"construction": "#60a5fa", "compilation": "#f59e0b", "execution": "#10b981"}
         self.figure = go.FigureWidget(
             data=[go.Bar(name=p, x=[[], []], y=[], marker_color=colors[p]) for p in PHASES],
             layout=go.Layout(
-                barmode="stack", title=f"{self.model.name}: eager vs static, time per phase",
+                barmode="stack",
+                title=f"{self.model.name}: {' vs '.join(self.modes)}, time per phase",
                 xaxis_title=f"{self.sweep} / mode", yaxis_title="seconds",
                 legend_title="phase", height=420, margin={"t": 60, "b": 60}))
         super().__init__(children=[self.progress, self.status, self.figure], **kwargs)
@@ -246,12 +284,12 @@ class TimingWidget(RedisplayMixin, ipywidgets.VBox):
         if self.warmup and self.configs:
             self.status.value = "warming up (numba compiles each kernel once per process)"
             small = {**self.configs[0], "samples": 1, "batch": 1}
-            measure(self.model, small)
+            measure(self.model, small, self.modes)
         for cfg in self.configs:
             data = self.model.data(cfg)
-            for fn in (measure_static, measure_eager):
-                self.status.value = f"{fn.__name__[8:]} mode, {self.sweep} = {cfg[self.sweep]}"
-                self.add(fn(self.model, cfg, data))
+            for mode in self.modes:
+                self.status.value = f"{mode} mode, {self.sweep} = {cfg[self.sweep]}"
+                self.add(MEASURES[mode](self.model, cfg, data))
         self.status.value = f"done: {len(self.results)} measurements"
         self.refresh_displays()
         return list(self.results)
@@ -287,14 +325,17 @@ class TimingWidget(RedisplayMixin, ipywidgets.VBox):
 
 def compare(values: Sequence = (1, 8, 32, 128), sweep: str = "samples",
             model: Model | None = None, config: dict | None = None, display: bool = True,
-            warmup: bool = True) -> list[dict]:
-    """Run ``model`` in both modes over a sweep, plotting as results arrive (in a notebook);
-    returns one row per (value, mode): ``mode``, ``sweep``, ``value``, ``steps``, the
-    seconds of each phase, ``total`` and the last step's ``loss``.
+            warmup: bool = True, modes: Sequence = ("static", "eager")) -> list[dict]:
+    """Run ``model`` in each of ``modes`` (``"static"``, ``"eager"``, ``"autobatch"``) over
+    a sweep, plotting as results arrive (in a notebook); returns one row per (value, mode):
+    ``mode``, ``sweep``, ``value``, ``steps``, the seconds of each phase, ``total`` and the
+    last step's ``loss``.
 
-    ``kg.widgets.compare(sweep="batch", values=[1, 16, 256], config={"samples": 256})``
+    ``kg.widgets.compare(sweep="batch", values=[1, 16, 256], config={"samples": 256})``;
+    ``kg.widgets.compare(model=kg.widgets.rnn_model(), modes=("eager", "autobatch",
+    "static"), values=(8, 32))``
     """
-    widget = TimingWidget(values, sweep, model, config, warmup)
+    widget = TimingWidget(values, sweep, model, config, warmup, modes)
     if display:
         ipython = sys.modules.get("IPython")
         if ipython is not None and ipython.get_ipython() is not None:

@@ -96,6 +96,11 @@ def _split3(shape, axis):
 def gather(params: ndarray, indices: ndarray, axis: int) -> ndarray:
     """``params`` indexed by ``indices`` along ``axis`` (normalized)."""
     n = params.shape[axis]
+    if indices.ndim == 0 and indices.dtype.kind in "iu" and 0 <= int(indices) < n:
+        # One slice (a loop reading its step t): a copy of it, without first making the whole
+        # of a strided params contiguous. An index out of range takes the checked path below.
+        out = np.take(params, int(indices), axis=axis)
+        return out if type(out) is np.ndarray else np.asarray(out)  # 1-D params: 0-d array
     flat = check_indices(indices, n, "gather", axis)
     shape = params.shape[:axis] + indices.shape + params.shape[axis + 1:]
     out = np.empty(shape, params.dtype)

@@ -77,6 +77,10 @@ def bound_call(node, args: list, shape_of=lambda n: n.shape):
             return "_sum_rows_2d", cpu.sum_rows_2d, f"_sum_rows_2d({args[0]})"
     elif name == "matrix_transpose" and len(node.shape) == 2:
         return None, None, f"{args[0]}.T"
+    elif name == "transpose" and len(node.shape) == 2:  # np.transpose of a matrix: x.T
+        perm = (node.attrs or {}).get("perm")
+        if perm is None or tuple(int(p) % 2 for p in perm) == (1, 0):
+            return None, None, f"{args[0]}.T"
     elif node.ndim:  # a 0-d ufunc result is a NumPy scalar: those keep the forward
         ufunc = ufunc_of(node)
         if ufunc is not None:

@@ -26,7 +26,7 @@ import inspect
 
 import numpy as np
 
-from .. import devices
+from .. import devices, trace
 from .. import dtypes as D
 from ..errors import OpError, ShapeError
 from ..graph import Graph, Node, describe_location, get_default_graph, shape_str
@@ -210,6 +210,7 @@ class Subgraph:
         self.what = what
         self.gradients: dict = {}  # cache of gradient Subgraphs, by what they differentiate
         self._session = None
+        self._family = None  # the compiled plans of an untraced run, per fed shapes
 
     def run(self, values, context) -> list:
         """The outputs' values for the inputs' ``values``; an error inside is re-raised with
@@ -219,9 +220,26 @@ class Subgraph:
 
             self._session = Session(self.graph)
         try:
-            return self._session.run(self.outputs, dict(zip(self.inputs, values)))
+            if trace.active:  # a watched run reports every node: the Session's own path
+                return self._session.run(self.outputs, dict(zip(self.inputs, values)))
+            return self._run_plan(values)
         except OpError as e:  # already names the inner node and the user's line
             raise type(e)(f"{e.message}\n  {context()}", node=e.node) from None
+
+    def _run_plan(self, values) -> list:
+        # What Session.run does, less what a loop body run once per iteration need not
+        # repeat: looking up the fetches and feeds, and rebuilding the fetch structure.
+        if self._family is None:
+            self._family = self._session._family(self.outputs, tuple(self.inputs))[0]
+        family = self._family
+        args = [convert(v) for convert, v in zip(family.converters, values)]
+        plan = family.for_values(args)
+        try:
+            return list(plan.fn(*args))
+        except OpError:
+            raise
+        except Exception as e:  # noqa: BLE001 - re-raised naming the node and user line
+            raise plan.explain(e) from None
 
     def __repr__(self):
         return (f"<Subgraph {self.what}: {len(self.inputs)} inputs, "

@@ -82,7 +82,7 @@ def test_notebook_in_jupyterlab(browser, tmp_path, name):
     root = tmp_path / "notebooks"
     root.mkdir()
     shutil.copy(REPO / "notebooks" / name, root / name)
-    lab = Lab(root, save_widget_state=True)
+    lab = Lab(root, save_widget_state=True, env=labdriver.learner_env())
     try:
         page = browser.new_page(viewport={"width": 1400, "height": 1000})
         executed = run_notebook(page, lab, name)

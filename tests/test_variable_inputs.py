@@ -161,8 +161,9 @@ def test_lstm_learns_variable_length_task_in_both_modes():
 
     eager = _make_classifier()                                   # one sample at a time
     opt = kg.optim.Adam(eager.parameters(), lr=lr)
+    loader = kg.data.DataLoader((seqs, y), batch_size=16, shuffle=True, seed=0)
     for _ in range(epochs):
-        for xb, yb in kg.data.DataLoader((seqs, y), batch_size=16, shuffle=True, seed=0):
+        for xb, yb in loader:
             opt.zero_grad()
             loss = criterion(kg.concat([eager.one(s) for s in xb], axis=0), kg.tensor(yb))
             loss.backward()
@@ -182,15 +183,16 @@ def test_lstm_learns_variable_length_task_in_both_modes():
         init = kg.global_variables_initializer()
     with kg.Session(g) as sess:
         sess.run(init)
+        loader = kg.data.DataLoader((seqs, y), batch_size=16, shuffle=True, seed=0)
         for _ in range(epochs):
-            for xb, yb in kg.data.DataLoader((seqs, y), batch_size=16, shuffle=True, seed=0):
+            for xb, yb in loader:
                 padded, lengths = kg.data.pad_sequences(xb)
                 sess.run(train, {x: padded, lens: lengths, target: yb})
         padded, lengths = kg.data.pad_sequences(test_seqs)
         static_pred = sess.run(logits, {x: padded, lens: lengths}).argmax(1)
 
-    assert (eager_pred == test_y).mean() > 0.75   # measured 0.91; chance is 1/3
-    assert (static_pred == test_y).mean() > 0.75  # measured 0.91
+    assert (eager_pred == test_y).mean() > 0.75   # measured 0.88; chance is 1/3
+    assert (static_pred == test_y).mean() > 0.75  # measured 0.88
 
 
 # -- trees of different structures --------------------------------------------------------------

@@ -12,19 +12,10 @@ from hypothesis import strategies as st
 import kernelgraph as kg
 import kernelgraph.compat.v1 as tf
 from kernelgraph.errors import InvalidArgumentError, ShapeError
+from tests.test_ops import numeric_grad
 
 HERE = "test_control_flow.py"
 
-
-def numeric_grad(f, x, eps=1e-6):
-    """Central finite differences of the scalar f at x (float64)."""
-    x = np.array(x, dtype=np.float64)
-    grad = np.zeros_like(x)
-    for i in np.ndindex(x.shape):
-        step = np.zeros_like(x)
-        step[i] = eps
-        grad[i] = (f(x + step) - f(x - step)) / (2 * eps)
-    return grad
 
 
 def run(fetches, feed=None, graph=None):

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 import kernelgraph as kg
 from kernelgraph.kernels import reference as R
+from tests.test_ops import numeric_grad
 
 
 def static_call(module, *arrays, shapes=None, extra=None):
@@ -52,15 +53,6 @@ def both(module, *arrays, shapes=None):
 def params(module):
     return {k: v.astype(np.float64) for k, v in module.state_dict().items()}
 
-
-def numeric_grad(f, x, eps=1e-6):
-    x = np.array(x, dtype=np.float64)
-    grad = np.zeros_like(x)
-    for i in np.ndindex(x.shape):
-        step = np.zeros_like(x)
-        step[i] = eps
-        grad[i] = (f(x + step) - f(x - step)) / (2 * eps)
-    return grad
 
 
 rng = np.random.default_rng(0)

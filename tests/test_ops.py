@@ -62,6 +62,11 @@ def finite_difference_grad(f, args, i, eps=1e-6):
     return grad
 
 
+def numeric_grad(f, x, eps=1e-6):
+    """Central finite differences of the scalar ``f(x)`` at ``x`` (float64)."""
+    return finite_difference_grad(f, [x], 0, eps)
+
+
 def weights(shape, dtype):
     """A fixed, shape-seeded upstream weight with values of both signs away from 0."""
     rng = np.random.default_rng(1000 + 10 * len(shape) + sum(shape))

@@ -8,6 +8,7 @@ import pytest
 
 import kernelgraph as kg
 import kernelgraph.compat.v1 as tf
+from tests.test_ops import numeric_grad
 
 H, F = 4, 3  # hidden size, input features
 
@@ -32,15 +33,6 @@ def np_rnn(x, lengths, p, h0=None):
         h = np.where(alive, nxt, h)
     return outs, h
 
-
-def numeric_grad(f, x, eps=1e-6):
-    x = np.array(x, dtype=np.float64)
-    grad = np.zeros_like(x)
-    for i in np.ndindex(x.shape):
-        step = np.zeros_like(x)
-        step[i] = eps
-        grad[i] = (f(x + step) - f(x - step)) / (2 * eps)
-    return grad
 
 
 @pytest.fixture

@@ -68,22 +68,7 @@ class RNNCell(Module):
     def __init__(self, input_size: int, hidden_size: int, bias: bool = True, dtype=None,
                  name: str | None = None):
         super().__init__(name)
-        for what, n in (("input_size", input_size), ("hidden_size", hidden_size)):
-            if isinstance(n, bool) or not isinstance(n, int | np.integer) or n <= 0:
-                raise ValueError(f"RNNCell: {what} must be a positive int, got {n!r}")
-        self.input_size, self.hidden_size, self.bias = int(input_size), int(hidden_size), bias
-        dtype = D.as_dtype(dtype) if dtype is not None else D.float32
-        if dtype not in D.FLOATS:
-            raise TypeError(f"RNNCell: dtype must be float32 or float64, got {dtype.name}")
-        k = 1.0 / math.sqrt(self.hidden_size)
-
-        def draw(*shape):
-            return R.uniform(shape, low=-k, high=k, dtype=dtype)
-
-        self.register_parameter("weight_ih", draw(self.hidden_size, self.input_size))
-        self.register_parameter("weight_hh", draw(self.hidden_size, self.hidden_size))
-        self.register_parameter("bias_ih", draw(self.hidden_size) if bias else None)
-        self.register_parameter("bias_hh", draw(self.hidden_size) if bias else None)
+        _init_cell(self, input_size, hidden_size, bias, dtype, gates=1)
 
     @property
     def state_size(self) -> int:
@@ -116,6 +101,30 @@ class RNNCell(Module):
 
     def extra_repr(self) -> str:
         return f"{self.input_size}, {self.hidden_size}" + ("" if self.bias else ", bias=False")
+
+
+def _init_cell(cell: Module, input_size, hidden_size, bias: bool, dtype, gates: int) -> None:
+    """Check the sizes and dtype of an RNN or LSTM cell and register PyTorch's parameters:
+    ``weight_ih`` (gates*hidden, input), ``weight_hh`` (gates*hidden, hidden) and the two
+    biases (gates*hidden), drawn from U(-1/sqrt(hidden), 1/sqrt(hidden)) by ``kg.random``."""
+    kind = type(cell).__name__
+    for what, n in (("input_size", input_size), ("hidden_size", hidden_size)):
+        if isinstance(n, bool) or not isinstance(n, int | np.integer) or n <= 0:
+            raise ValueError(f"{kind}: {what} must be a positive int, got {n!r}")
+    cell.input_size, cell.hidden_size, cell.bias = int(input_size), int(hidden_size), bias
+    dtype = D.as_dtype(dtype) if dtype is not None else D.float32
+    if dtype not in D.FLOATS:
+        raise TypeError(f"{kind}: dtype must be float32 or float64, got {dtype.name}")
+    k = 1.0 / math.sqrt(cell.hidden_size)
+    rows = gates * cell.hidden_size
+
+    def draw(*shape):
+        return R.uniform(shape, low=-k, high=k, dtype=dtype)
+
+    cell.register_parameter("weight_ih", draw(rows, cell.input_size))
+    cell.register_parameter("weight_hh", draw(rows, cell.hidden_size))
+    cell.register_parameter("bias_ih", draw(rows) if bias else None)
+    cell.register_parameter("bias_hh", draw(rows) if bias else None)
 
 
 def _check_step(cell: str, x, what: str, size: int) -> None:
@@ -155,23 +164,7 @@ class LSTMCell(Module):
     def __init__(self, input_size: int, hidden_size: int, bias: bool = True, dtype=None,
                  name: str | None = None):
         super().__init__(name)
-        for what, n in (("input_size", input_size), ("hidden_size", hidden_size)):
-            if isinstance(n, bool) or not isinstance(n, int | np.integer) or n <= 0:
-                raise ValueError(f"LSTMCell: {what} must be a positive int, got {n!r}")
-        self.input_size, self.hidden_size, self.bias = int(input_size), int(hidden_size), bias
-        dtype = D.as_dtype(dtype) if dtype is not None else D.float32
-        if dtype not in D.FLOATS:
-            raise TypeError(f"LSTMCell: dtype must be float32 or float64, got {dtype.name}")
-        k = 1.0 / math.sqrt(self.hidden_size)
-        four = 4 * self.hidden_size
-
-        def draw(*shape):
-            return R.uniform(shape, low=-k, high=k, dtype=dtype)
-
-        self.register_parameter("weight_ih", draw(four, self.input_size))
-        self.register_parameter("weight_hh", draw(four, self.hidden_size))
-        self.register_parameter("bias_ih", draw(four) if bias else None)
-        self.register_parameter("bias_hh", draw(four) if bias else None)
+        _init_cell(self, input_size, hidden_size, bias, dtype, gates=4)
 
     @property
     def state_size(self) -> tuple[int, int]:

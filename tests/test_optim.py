@@ -133,25 +133,6 @@ def test_sgd_property(lr, momentum, nesterov, weight_decay):
     check(eager_run(lambda p: kg.optim.SGD(p, **kw), steps=2), np_sgd(**kw, steps=2))
 
 
-def test_against_torch_if_installed():
-    torch = pytest.importorskip("torch")
-    for make_kg, make_torch in (
-            (lambda p: kg.optim.SGD(p, lr=0.05, momentum=0.9, nesterov=True, weight_decay=0.1),
-             lambda p: torch.optim.SGD(p, lr=0.05, momentum=0.9, nesterov=True,
-                                       weight_decay=0.1)),
-            (lambda p: kg.optim.Adam(p, lr=0.05, weight_decay=0.1),
-             lambda p: torch.optim.Adam(p, lr=0.05, weight_decay=0.1))):
-        w = torch.tensor(W0.copy(), requires_grad=True)
-        opt = make_torch([w])
-        want = []
-        for _ in range(STEPS):
-            opt.zero_grad()
-            ((w * w * w).sum() / 3 + w.sum()).backward()
-            opt.step()
-            want.append(w.detach().numpy().copy())
-        check(eager_run(make_kg), want)
-
-
 def test_parameters_without_a_gradient_are_skipped():
     a = kg.tensor([1.0], requires_grad=True)
     b = kg.tensor([1.0], requires_grad=True)

@@ -47,7 +47,52 @@ from ..ops.control import dim_size, flatten, pack_as
 from .module import Module
 
 
-class RNNCell(Module):
+class _Cell(Module):
+    """What RNNCell and LSTMCell share: PyTorch's parameters -- ``weight_ih``
+    (gates*hidden, input), ``weight_hh`` (gates*hidden, hidden), the two biases
+    (gates*hidden), drawn from U(-1/sqrt(hidden), 1/sqrt(hidden)) by ``kg.random`` -- the
+    checks of sizes and dtype, ``output_size``, ``dtype`` and the repr."""
+
+    GATES = 1
+
+    def __init__(self, input_size: int, hidden_size: int, bias: bool = True, dtype=None,
+                 name: str | None = None):
+        super().__init__(name)
+        kind = type(self).__name__
+        for what, n in (("input_size", input_size), ("hidden_size", hidden_size)):
+            if isinstance(n, bool) or not isinstance(n, int | np.integer) or n <= 0:
+                raise ValueError(f"{kind}: {what} must be a positive int, got {n!r}")
+        self.input_size, self.hidden_size, self.bias = int(input_size), int(hidden_size), bias
+        dtype = D.as_dtype(dtype) if dtype is not None else D.float32
+        if dtype not in D.FLOATS:
+            raise TypeError(f"{kind}: dtype must be float32 or float64, got {dtype.name}")
+        k = 1.0 / math.sqrt(self.hidden_size)
+        rows = self.GATES * self.hidden_size
+
+        def draw(*shape):
+            return R.uniform(shape, low=-k, high=k, dtype=dtype)
+
+        self.register_parameter("weight_ih", draw(rows, self.input_size))
+        self.register_parameter("weight_hh", draw(rows, self.hidden_size))
+        self.register_parameter("bias_ih", draw(rows) if bias else None)
+        self.register_parameter("bias_hh", draw(rows) if bias else None)
+
+    @property
+    def output_size(self) -> int:
+        return self.hidden_size
+
+    @property
+    def dtype(self):
+        return self._parameters["weight_ih"].dtype
+
+    def _check(self, x, what, size):
+        _check_step(type(self).__name__, x, what, size)
+
+    def extra_repr(self) -> str:
+        return f"{self.input_size}, {self.hidden_size}" + ("" if self.bias else ", bias=False")
+
+
+class RNNCell(_Cell):
     """An Elman RNN cell with tanh: ``h' = tanh(x W_ih^T + b_ih + h W_hh^T + b_hh)``.
 
     Parameters as PyTorch's ``nn.RNNCell``: ``weight_ih`` (hidden, input), ``weight_hh``
@@ -65,22 +110,10 @@ class RNNCell(Module):
     (2, 4)
     """
 
-    def __init__(self, input_size: int, hidden_size: int, bias: bool = True, dtype=None,
-                 name: str | None = None):
-        super().__init__(name)
-        _init_cell(self, input_size, hidden_size, bias, dtype, gates=1)
 
     @property
     def state_size(self) -> int:
         return self.hidden_size
-
-    @property
-    def output_size(self) -> int:
-        return self.hidden_size
-
-    @property
-    def dtype(self):
-        return self._parameters["weight_ih"].dtype
 
     def forward(self, x, h=None):
         """The next hidden state (also the cell's output)."""
@@ -96,36 +129,6 @@ class RNNCell(Module):
             out = out + self.bias_hh
         return O.tanh(out)
 
-    def _check(self, x, what, size):
-        _check_step(type(self).__name__, x, what, size)
-
-    def extra_repr(self) -> str:
-        return f"{self.input_size}, {self.hidden_size}" + ("" if self.bias else ", bias=False")
-
-
-def _init_cell(cell: Module, input_size, hidden_size, bias: bool, dtype, gates: int) -> None:
-    """Check the sizes and dtype of an RNN or LSTM cell and register PyTorch's parameters:
-    ``weight_ih`` (gates*hidden, input), ``weight_hh`` (gates*hidden, hidden) and the two
-    biases (gates*hidden), drawn from U(-1/sqrt(hidden), 1/sqrt(hidden)) by ``kg.random``."""
-    kind = type(cell).__name__
-    for what, n in (("input_size", input_size), ("hidden_size", hidden_size)):
-        if isinstance(n, bool) or not isinstance(n, int | np.integer) or n <= 0:
-            raise ValueError(f"{kind}: {what} must be a positive int, got {n!r}")
-    cell.input_size, cell.hidden_size, cell.bias = int(input_size), int(hidden_size), bias
-    dtype = D.as_dtype(dtype) if dtype is not None else D.float32
-    if dtype not in D.FLOATS:
-        raise TypeError(f"{kind}: dtype must be float32 or float64, got {dtype.name}")
-    k = 1.0 / math.sqrt(cell.hidden_size)
-    rows = gates * cell.hidden_size
-
-    def draw(*shape):
-        return R.uniform(shape, low=-k, high=k, dtype=dtype)
-
-    cell.register_parameter("weight_ih", draw(rows, cell.input_size))
-    cell.register_parameter("weight_hh", draw(rows, cell.hidden_size))
-    cell.register_parameter("bias_ih", draw(rows) if bias else None)
-    cell.register_parameter("bias_hh", draw(rows) if bias else None)
-
 
 def _check_step(cell: str, x, what: str, size: int) -> None:
     """One step's input or state must be (batch, size) (or (size,)): say so otherwise."""
@@ -139,7 +142,7 @@ def _check_step(cell: str, x, what: str, size: int) -> None:
                          f"{shape_str(shape)}")
 
 
-class LSTMCell(Module):
+class LSTMCell(_Cell):
     """A long short-term memory cell with PyTorch's formula and parameter layout::
 
         i, f, g, o = split(x W_ih^T + b_ih + h W_hh^T + b_hh, 4)     # gates in this order
@@ -161,22 +164,11 @@ class LSTMCell(Module):
     ((2, 4), (2, 4))
     """
 
-    def __init__(self, input_size: int, hidden_size: int, bias: bool = True, dtype=None,
-                 name: str | None = None):
-        super().__init__(name)
-        _init_cell(self, input_size, hidden_size, bias, dtype, gates=4)
+    GATES = 4
 
     @property
     def state_size(self) -> tuple[int, int]:
         return (self.hidden_size, self.hidden_size)
-
-    @property
-    def output_size(self) -> int:
-        return self.hidden_size
-
-    @property
-    def dtype(self):
-        return self._parameters["weight_ih"].dtype
 
     def forward(self, x: Tensor | Node, state: tuple | None = None) -> tuple:
         """The next state ``(h, c)``; ``h`` is also the cell's output."""
@@ -199,9 +191,6 @@ class LSTMCell(Module):
         i, f, g, o = O.split(gates, 4, axis=-1)
         c_next = O.sigmoid(f) * c + O.sigmoid(i) * O.tanh(g)
         return O.sigmoid(o) * O.tanh(c_next), c_next
-
-    def extra_repr(self) -> str:
-        return f"{self.input_size}, {self.hidden_size}" + ("" if self.bias else ", bias=False")
 
 
 def zero_state(like, size: int, dtype):

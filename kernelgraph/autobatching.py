@@ -677,12 +677,22 @@ def _broadcast_to(p0, operands, n, check):
     return O.broadcast_to(x, shape=(n, *target))
 
 
+def _rnn_tanh_cell(p0, operands, n, check):  # per-sample x and h, shared weights
+    if check:
+        return not operands[0][0] and not operands[1][0] and all(s for s, _ in operands[2:])
+    (_, x), (_, h), *weights = operands
+    rows = n * p0.shape[0]  # the samples' batches, one after another
+    out = O.rnn_tanh_cell(O.reshape(x, shape=(rows, x.shape[-1])),
+                          O.reshape(h, shape=(rows, h.shape[-1])), *[w for _, w in weights])
+    return O.reshape(out, shape=(n, *p0.shape))
+
+
 _BATCHERS = {name: _elementwise for name, op in registry.OPS.items() if op.elementwise}
 _BATCHERS.update({"matmul": _matmul, "sum": _reduce, "mean": _reduce, "max": _reduce,
                   "softmax": _softmax, "log_softmax": _softmax, "transpose": _transpose,
                   "matrix_transpose": _elementwise, "reshape": _reshape,
                   "getitem": _getitem, "concat": _join, "stack": _join, "gather": _gather,
-                  "broadcast_to": _broadcast_to})
+                  "broadcast_to": _broadcast_to, "rnn_tanh_cell": _rnn_tanh_cell})
 
 
 # -- the public face -------------------------------------------------------------------------

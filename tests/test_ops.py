@@ -492,6 +492,21 @@ def test_matmul(dtype, data):
              ph=data.draw(PLACEHOLDER_SHAPES))
 
 
+def _rnn_tanh_cell_reference(x, h, w_ih, w_hh, b_ih, b_hh):
+    return np.tanh(x @ w_ih.T + b_ih + h @ w_hh.T + b_hh)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@given(data=st.data())
+def test_rnn_tanh_cell(dtype, data):
+    batch, inputs, hidden = (data.draw(st.integers(1, MAX_SIDE)) for _ in range(3))
+    shapes = [(batch, inputs), (batch, hidden), (hidden, inputs), (hidden, hidden), (hidden,),
+              (hidden,)]
+    args = [arrays(data.draw, "exponent", dtype, s) for s in shapes]
+    check_op(kg.ops.rnn_tanh_cell, _rnn_tanh_cell_reference, args, diff=range(6),
+             ph=data.draw(PLACEHOLDER_SHAPES))
+
+
 # -- shape ops -------------------------------------------------------------------------------
 @pytest.mark.parametrize("dtype", FLOATS + INTS)
 @given(data=st.data())

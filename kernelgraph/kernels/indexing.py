@@ -99,8 +99,9 @@ def gather(params: ndarray, indices: ndarray, axis: int) -> ndarray:
     if indices.ndim == 0 and indices.dtype.kind in "iu" and 0 <= int(indices) < n:
         # One slice (a loop reading its step t): a copy of it, without first making the whole
         # of a strided params contiguous. An index out of range takes the checked path below.
-        out = np.take(params, int(indices), axis=axis)
-        return out if type(out) is np.ndarray else np.asarray(out)  # 1-D params: 0-d array
+        # (Basic indexing and a copy: np.take on a strided params costs 20x as much.)
+        view = params[(slice(None),) * axis + (int(indices),)]
+        return np.array(view, copy=True, order="C")  # 1-D params: a 0-d array
     flat = check_indices(indices, n, "gather", axis)
     shape = params.shape[:axis] + indices.shape + params.shape[axis + 1:]
     out = np.empty(shape, params.dtype)

@@ -58,6 +58,11 @@ _calls = _Calls()
 def _static_graph(values) -> Graph | None:
     """The user's graph of the first graph node among ``values`` (nested lists, tuples and
     dicts looked into), or None when there is none (an eager call)."""
+    for v in values:  # the eager hot path: every argument a tensor
+        if not isinstance(v, Tensor):
+            break
+    else:
+        return None
     from ..static.control_flow import root_graph
 
     stack = list(values)

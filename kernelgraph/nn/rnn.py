@@ -121,13 +121,16 @@ class RNNCell(_Cell):
         if h is None:
             h = zero_state(x, self.hidden_size, self.dtype)
         self._check(h, "hidden state", self.hidden_size)
-        out = O.matmul(x, O.transpose(self.weight_ih))
         if self.bias:
-            out = out + self.bias_ih
-        out = out + O.matmul(h, O.transpose(self.weight_hh))
-        if self.bias:
-            out = out + self.bias_hh
-        return O.tanh(out)
+            b_ih, b_hh = self.bias_ih, self.bias_hh
+        else:
+            b_ih = b_hh = np.zeros(self.hidden_size, self.dtype)
+        one = x.ndim == 1  # an unbatched step, as PyTorch allows: a batch of one
+        if one:
+            x, h = O.reshape(x, shape=(1, -1)), O.reshape(h, shape=(1, -1))
+        # One op, not eight: see kernelgraph/ops/rnn.py.
+        out = O.rnn_tanh_cell(x, h, self.weight_ih, self.weight_hh, b_ih, b_hh)
+        return O.reshape(out, shape=(-1,)) if one else out
 
 
 def _check_step(cell: str, x, what: str, size: int) -> None:

@@ -9,11 +9,11 @@ does so only when a CUDA device is first used (:mod:`kernelgraph.devices`).
 from __future__ import annotations
 
 from ...ops import registry
-from . import conv, elementwise, indexing, linalg, nn, random, reduce, shape
+from . import conv, elementwise, indexing, linalg, nn, random, reduce, rnn, shape
 from .core import SIMULATOR, is_device_array
 
 FORWARDS: dict = {}
-for _module in (elementwise, reduce, shape, linalg, nn, conv, indexing, random):
+for _module in (elementwise, reduce, shape, linalg, nn, conv, indexing, random, rnn):
     FORWARDS.update(_module.FORWARDS)
 # A transfer runs the same code on either end (it reads one device and writes the other).
 FORWARDS["to_device"] = registry.OPS["to_device"].forward

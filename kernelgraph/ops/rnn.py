@@ -1,0 +1,98 @@
+"""``rnn_tanh_cell``: one step of an Elman RNN as ONE op (PyTorch's ``_VF.rnn_tanh_cell``).
+
+``h' = tanh(x @ w_ih.T + b_ih + h @ w_hh.T + b_hh)`` written with the public ops is eight
+nodes a step (two transposes, two products, three adds, a tanh): eight Python dispatches
+forward and eight gradient rules backward, for a few thousand flops. An eager RNN run per
+sample pays that per step, so ``kg.nn.RNNCell`` calls this op instead: one node forward,
+one gradient rule backward, in both modes (the static ``dynamic_rnn`` loop body and the
+autobatched per-sample code use it too, so every mode computes the same bits).
+
+>>> import numpy as np
+>>> import kernelgraph as kg
+>>> x, h = np.ones((1, 2), np.float32), np.zeros((1, 3), np.float32)
+>>> w_ih, w_hh = np.full((3, 2), 0.5, np.float32), np.eye(3, dtype=np.float32)
+>>> b = np.zeros(3, np.float32)
+>>> kg.ops.rnn_tanh_cell(x, h, w_ih, w_hh, b, b).round(4)
+array([[0.7616, 0.7616, 0.7616]], dtype=float32)
+"""
+
+from __future__ import annotations
+
+from .. import dtypes as D
+from ..errors import ShapeError
+from ..graph import shape_str
+from ..kernels import cpu
+from .elementwise import _floating, _to, tanh_grad
+from .linalg import matmul
+from .reduce import sum as reduce_sum
+from .registry import define
+from .shape import matrix_transpose
+
+_INPUTS = ("x", "h", "w_ih", "w_hh", "b_ih", "b_hh")
+
+
+def _dtype(dtypes):
+    dt = dtypes[0]
+    for d in dtypes[1:]:
+        dt = D.promote(dt, d)
+    return _floating(D.as_dtype(dt))
+
+
+def _cell_forward(x, h, w_ih, w_hh, b_ih, b_hh):
+    dt = x.dtype
+    if dt.kind != "f" or not (h.dtype == w_ih.dtype == w_hh.dtype == b_ih.dtype == b_hh.dtype
+                              == dt):  # mixed dtypes: promote (the common case skips this)
+        values = (x, h, w_ih, w_hh, b_ih, b_hh)
+        dt = _dtype([v.dtype for v in values])
+        x, h, w_ih, w_hh, b_ih, b_hh = (_to(v, dt) for v in values)
+    return cpu.rnn_tanh_cell(x, h, w_ih, w_hh, b_ih, b_hh)
+
+
+def _cell_infer(shapes_, dtypes, attrs):
+    if len(shapes_) != 6:
+        raise TypeError(f"rnn_tanh_cell takes 6 inputs ({', '.join(_INPUTS)}), got "
+                        f"{len(shapes_)}")
+    for name, s, rank in zip(_INPUTS, shapes_, (2, 2, 2, 2, 1, 1)):
+        if s is not None and len(s) != rank:
+            raise ShapeError(f"rnn_tanh_cell: {name} must have rank {rank}, got shape "
+                             f"{shape_str(s)}")
+    sx, sh, swi, swh, sbi, sbh = shapes_
+
+    def dim(s, i):
+        return None if s is None else s[i]
+
+    batch = _same("batch", (("x", dim(sx, 0)), ("h", dim(sh, 0))))
+    hidden = _same("hidden size", (("h", dim(sh, 1)), ("w_ih", dim(swi, 0)),
+                                   ("w_hh", dim(swh, 0)), ("w_hh", dim(swh, 1)),
+                                   ("b_ih", dim(sbi, 0)), ("b_hh", dim(sbh, 0))))
+    _same("input size", (("x", dim(sx, 1)), ("w_ih", dim(swi, 1))))
+    return (batch, hidden), _dtype(dtypes)
+
+
+def _same(what, named_dims):
+    """The one known value among ``named_dims`` ((name, dim or None) pairs), or None; a
+    ShapeError naming every input when two known values differ."""
+    known = [(n, d) for n, d in named_dims if d is not None]
+    if len({d for _, d in known}) > 1:
+        raise ShapeError(f"rnn_tanh_cell: the {what} differs between inputs: "
+                         + ", ".join(f"{n} {d}" for n, d in known))
+    return known[0][1] if known else None
+
+
+def _cell_grad(g, out, needs, attrs, x, h, w_ih, w_hh, b_ih, b_hh):
+    da = tanh_grad(out, g)  # the gradient at the pre-activation, shared by every input
+    dat = matrix_transpose(da) if needs[2] or needs[3] else None
+    db = reduce_sum(da, axis=0) if needs[4] or needs[5] else None
+    return (matmul(da, w_ih) if needs[0] else None,
+            matmul(da, w_hh) if needs[1] else None,
+            matmul(dat, x) if needs[2] else None,
+            matmul(dat, h) if needs[3] else None,
+            db if needs[4] else None,
+            db if needs[5] else None)
+
+
+rnn_tanh_cell = define(
+    "rnn_tanh_cell", _cell_forward, _cell_infer, _cell_grad,
+    doc="tanh(x @ w_ih.T + b_ih + h @ w_hh.T + b_hh) for x (batch, input), h (batch, "
+        "hidden), w_ih (hidden, input), w_hh (hidden, hidden), b_ih and b_hh (hidden,): one "
+        "step of an Elman RNN (kg.nn.RNNCell) in one op.")

@@ -66,6 +66,8 @@ def test_rnn_matches_eager():
     model, params = _rnn_task([3, 1, 4, 4, 2])
     ab = _compare(model, params)
     assert ab.stats.batched > 0 and ab.stats.launches < ab.stats.nodes
+    # one fused cell call per step depth: 5 sequences, then 4, 3 (lengths 4, 4, 3), 2
+    assert ab.stats.batch_sizes["rnn_tanh_cell"] == [5, 4, 3, 2]
 
 
 @settings(max_examples=12, deadline=None)

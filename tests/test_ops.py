@@ -447,6 +447,24 @@ def test_reduction(name, dtype, data):
              ph=data.draw(PLACEHOLDER_SHAPES))
 
 
+@pytest.mark.parametrize("dtype", FLOATS + INTS + (BOOL,))
+def test_sums_over_axes_of_size_one_give_the_kernels_bits(dtype):
+    """Sums over axes of size 1 skip the reduction kernel: the same bits as the kernel
+    (which adds each element to a zero accumulator, so -0.0 comes out as 0.0)."""
+    from kernelgraph.kernels import cpu
+
+    x = np.array([[[-0.0, 1.5, -2.0]], [[3.0, 7.0, 0.0]]]).astype(dtype)  # (2, 1, 3)
+    acc = np.zeros(6, np.int64 if dtype in INTS + (BOOL,) else np.float64)
+    cpu._sum_rows(x.reshape(6, 1).astype(acc.dtype), acc)  # the kernel, one row per sum
+    kernel = acc.astype(np.int64 if dtype == BOOL else dtype)
+    for axis, keepdims, shape in [(1, False, (2, 3)), (1, True, (2, 1, 3)),
+                                  ((1,), False, (2, 3))]:
+        got = cpu.reduce_sum(x, axis=axis, keepdims=keepdims)
+        assert_same(got, kernel.reshape(shape), f"sum over axis {axis}")
+    if dtype in FLOATS:  # the bias-gradient path (floats only)
+        assert_same(cpu.sum_leading(x.reshape(1, 6), 1), kernel, "sum_leading")
+
+
 @pytest.mark.parametrize("dtype", FLOATS)
 @given(data=st.data())
 def test_max_gradient_splits_ties_evenly(dtype, data):

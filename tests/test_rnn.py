@@ -181,6 +181,61 @@ def test_rnn_cell_errors():
         kg.nn.RNNCell(3, 2, dtype=kg.int64)
 
 
+def test_rnn_cell_is_one_node_per_step_in_both_modes():
+    """The cell is the fused rnn_tanh_cell op: one recorded node a step (not the eight of
+    the formula written with matmul, transpose, add and tanh), in eager mode and in the
+    static loop body alike."""
+    cell = kg.nn.RNNCell(F, H)
+    h = kg.zeros(1, H)
+    for _ in range(3):
+        h = cell(kg.ones(1, F), h)
+    ops = [n["op"] for n in kg.graph_of(h)["nodes"] if n["op"] != "leaf"]
+    assert ops == ["rnn_tanh_cell"] * 3
+    g = kg.Graph()
+    with g.as_default():
+        xs = kg.placeholder(kg.float32, shape=[None, None, F])
+        kg.nn.dynamic_rnn(cell, xs)
+    body = next(n for n in g.nodes if n.op.name == "while_loop").attrs["spec"].body
+    assert [n.op.name for n in body.graph.nodes].count("rnn_tanh_cell") == 1
+
+
+def test_rnn_cell_unbatched_and_without_bias_in_both_modes():
+    kg.random.seed(2)
+    cell = kg.nn.RNNCell(F, H, bias=False)
+    assert [name for name, _ in cell.named_parameters()] == ["weight_ih", "weight_hh"]
+    x = np.linspace(-1, 1, F).astype(np.float32)
+    p = params(cell)
+    want = np.tanh(p["weight_ih"] @ x)
+    eager = cell(kg.tensor(x))  # (input,) -> (hidden,), as PyTorch's unbatched call
+    assert eager.shape == (H,)
+    np.testing.assert_allclose(eager.detach().numpy(), want, rtol=1e-6)
+    with kg.Graph().as_default():
+        xs = kg.placeholder(kg.float32, shape=[F])
+        out = cell(xs)
+        assert out.shape == (H,)
+        with kg.Session() as sess:
+            sess.run(kg.global_variables_initializer())
+            np.testing.assert_array_equal(sess.run(out, {xs: x}), eager.detach().numpy())
+
+
+def test_rnn_tanh_cell_errors_name_the_inputs():
+    x, h = np.ones((2, F), np.float32), np.ones((2, H), np.float32)
+    w_ih, w_hh, b = np.ones((H, F), np.float32), np.ones((H, H), np.float32), np.ones(H)
+    with pytest.raises(kg.errors.ShapeError, match="hidden size differs between inputs: "
+                                                  "h 4, w_ih 4, w_hh 4, w_hh 4, b_ih 5"):
+        kg.ops.rnn_tanh_cell(kg.tensor(x), kg.tensor(h), w_ih, w_hh, np.ones(H + 1), b)
+    with pytest.raises(kg.errors.ShapeError, match="batch differs between inputs: x 2, h 3"):
+        kg.ops.rnn_tanh_cell(kg.tensor(x), kg.tensor(np.ones((3, H))), w_ih, w_hh, b, b)
+    with pytest.raises(kg.errors.ShapeError, match=r"x must have rank 2, got shape \(3,\)"):
+        with kg.Graph().as_default():
+            kg.ops.rnn_tanh_cell(kg.placeholder(kg.float32, shape=[F]), h, w_ih, w_hh, b, b)
+    with pytest.raises(TypeError, match="takes 6 inputs"):
+        kg.ops.rnn_tanh_cell(kg.tensor(x), kg.tensor(h), w_ih, w_hh)
+    # mixed dtypes promote, as matmul does: float32 inputs with float64 biases give float64
+    assert kg.ops.rnn_tanh_cell(kg.tensor(x), kg.tensor(h), w_ih, w_hh, b, b).dtype == \
+        kg.float64
+
+
 # -- dynamic_rnn --------------------------------------------------------------------------------
 def test_eager_dynamic_rnn_matches_numpy(data):
     x, lengths, h0 = data

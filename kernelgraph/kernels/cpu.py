@@ -197,8 +197,20 @@ def _max_cols(a, out):
                 out[k] = v
 
 
+_COMMON_AXES: dict = {}  # (axis, ndim) -> normalize_axes' answer, for None or an int axis
+
+
 def normalize_axes(axis, ndim: int) -> tuple:
     """Sorted positive axes to reduce; ``None`` means all. Raises for axes out of range."""
+    if axis is None or type(axis) is int:  # not bool (True == 1), not a tuple holding bools
+        known = _COMMON_AXES.get((axis, ndim))
+        if known is None:
+            known = _COMMON_AXES[(axis, ndim)] = _normalize_axes(axis, ndim)
+        return known
+    return _normalize_axes(axis, ndim)
+
+
+def _normalize_axes(axis, ndim: int) -> tuple:
     if axis is None:
         return tuple(range(ndim))
     axes = (axis,) if isinstance(axis, int | np.integer) else tuple(axis)
@@ -247,7 +259,9 @@ def _accumulator(dt):
 def reduce_sum(x: ndarray, axis=None, keepdims=False) -> ndarray:
     axes = normalize_axes(axis, x.ndim)
     out_shape = reduced_shape(x.shape, axes, keepdims)
-    if all(x.shape[a] == 1 for a in axes):  # sums of one element (a batch of one's bias)
+    # Sums of one element each (a bias gradient at batch 1) skip the kernel; a 0-d x
+    # "reduced over axis 0" has no axis 0 to look at, and takes the kernel's path.
+    if x.ndim and all(x.shape[a] == 1 for a in axes):
         return _sum_of_one(x, out_shape)
     a2, form = _as_2d(x, axes)
     if a2.dtype == _BOOL:
@@ -309,8 +323,6 @@ def reduce_mean(x: ndarray, axis=None, keepdims=False) -> ndarray:
 def reduce_max(x: ndarray, axis=None, keepdims=False) -> ndarray:
     axes = normalize_axes(axis, x.ndim)
     out_shape = reduced_shape(x.shape, axes, keepdims)
-    if all(x.shape[a] == 1 for a in axes):  # sums of one element (a batch of one's bias)
-        return _sum_of_one(x, out_shape)
     a2, form = _as_2d(x, axes)
     if a2.size == 0:
         raise ValueError(f"max of an empty tensor (shape {x.shape}) over axis {axis!r} has no "
@@ -432,6 +444,19 @@ def matmul(a: ndarray, b: ndarray) -> ndarray:
 
 
 # -- fused recurrent cell ---------------------------------------------------------------------
+def check_cell_shapes(x, h, w_ih, w_hh, b_ih, b_hh) -> None:
+    """Eager calls skip the op's shape rule, and the kernels index the biases by the hidden
+    unit without bounds checks: a ValueError unless x (batch, input), h (batch, hidden),
+    w_ih (hidden, input), w_hh (hidden, hidden), b_ih and b_hh (hidden,)."""
+    if x.ndim == 2 and w_ih.ndim == 2:
+        (batch, inputs), hidden = x.shape, w_ih.shape[0]
+        if (tuple(h.shape) == (batch, hidden) and tuple(w_ih.shape) == (hidden, inputs)
+                and tuple(w_hh.shape) == (hidden, hidden)
+                and tuple(b_ih.shape) == tuple(b_hh.shape) == (hidden,)):
+            return
+    raise ValueError("rnn_tanh_cell: the inputs' shapes do not fit together")
+
+
 @njit(cache=True)
 def _rnn_preactivation(x, h, w_ih, w_hh, b_ih, b_hh, out):
     np.dot(x, w_ih.T, out)  # BLAS reads the transposed weights in place (its transpose flag)
@@ -448,6 +473,7 @@ def rnn_tanh_cell(x: ndarray, h: ndarray, w_ih: ndarray, w_hh: ndarray, b_ih: nd
     the adds (the per-step cost of an eager RNN is the number of calls, not the
     arithmetic), then NumPy's tanh in place -- its SIMD loop is ~20x faster than a compiled
     loop of scalar ``math.tanh`` calls, which made the tanh most of a batch-32 step."""
+    check_cell_shapes(x, h, w_ih, w_hh, b_ih, b_hh)
     out = np.empty((x.shape[0], w_ih.shape[0]), x.dtype)
     if out.size == 0:
         return out

@@ -180,10 +180,7 @@ class Module:
         # Called only when ordinary lookup fails: parameters and sub-modules live in dicts.
         params = self.__dict__.get("_parameters", {})
         if name in params:
-            graph = _calls.stack[-1] if _calls.stack else None
-            if graph is None or params[name] is None:
-                return params[name]
-            return self._graph_variables(graph)[name]
+            return self.current_parameters(name)[0]
         modules = self.__dict__.get("_modules", {})
         if name in modules:
             return modules[name]
@@ -338,6 +335,19 @@ class Module:
                             (weakref.ref(p), made[name])
             self._variables[graph] = made
         return made
+
+    def current_parameters(self, *names: str) -> list:
+        """The parameters ``names`` as ``forward`` sees them in the call in progress: eager
+        tensors, or this module's variables in the caller's graph. ``self.weight`` reads one
+        the same way; a forward run once per step reads all of its own in one call, which
+        saves the failed ordinary lookup that each ``__getattr__`` pays for."""
+        params = self._parameters
+        stack = _calls.stack
+        graph = stack[-1] if stack else None
+        if graph is None:
+            return [params[n] for n in names]
+        made = self._graph_variables(graph)
+        return [None if params[n] is None else made[n] for n in names]
 
     # -- calling -----------------------------------------------------------------------------
     def forward(self, *args, **kwargs):

@@ -121,20 +121,24 @@ class RNNCell(_Cell):
         if h is None:
             h = zero_state(x, self.hidden_size, self.dtype)
         self._check(h, "hidden state", self.hidden_size)
-        if self.bias:
-            b_ih, b_hh = self.bias_ih, self.bias_hh
-        else:
+        w_ih, w_hh, b_ih, b_hh = self.current_parameters("weight_ih", "weight_hh", "bias_ih",
+                                                         "bias_hh")
+        if not self.bias:
             b_ih = b_hh = np.zeros(self.hidden_size, self.dtype)
         one = x.ndim == 1  # an unbatched step, as PyTorch allows: a batch of one
         if one:
             x, h = O.reshape(x, shape=(1, -1)), O.reshape(h, shape=(1, -1))
         # One op, not eight: see kernelgraph/ops/rnn.py.
-        out = O.rnn_tanh_cell(x, h, self.weight_ih, self.weight_hh, b_ih, b_hh)
+        out = O.rnn_tanh_cell(x, h, w_ih, w_hh, b_ih, b_hh)
         return O.reshape(out, shape=(-1,)) if one else out
 
 
 def _check_step(cell: str, x, what: str, size: int) -> None:
     """One step's input or state must be (batch, size) (or (size,)): say so otherwise."""
+    if type(x) is Tensor:  # the per-step hot path of an eager RNN
+        shape = x.data.shape
+        if len(shape) == 2 and shape[1] == size:
+            return
     if not isinstance(x, Tensor | Node):
         raise TypeError(f"{cell}: the {what} must be a kg.Tensor or a graph node, got "
                         f"{type(x).__name__}")

@@ -358,12 +358,19 @@ def _feed_converter(node):
     dtype, shape = node.dtype, node.shape
     checks = None if shape is None else [(i, d) for i, d in enumerate(shape) if d is not None]
 
+    full = shape if shape is not None and None not in shape else None
+
     def convert(value):
-        try:
-            arr = np.asarray(value, dtype=dtype)
-        except (TypeError, ValueError) as e:
-            raise TypeError(f"Cannot feed value {value!r:.60} to '{node.name}' "
-                            f"({dtype.name}): {e}") from None
+        if type(value) is np.ndarray and value.dtype == dtype:
+            arr = value  # the hot path: a loop body fed the arrays the last iteration made
+            if full is not None and arr.shape == full:
+                return arr
+        else:
+            try:
+                arr = np.asarray(value, dtype=dtype)
+            except (TypeError, ValueError) as e:
+                raise TypeError(f"Cannot feed value {value!r:.60} to '{node.name}' "
+                                f"({dtype.name}): {e}") from None
         if checks is not None and (arr.ndim != len(shape) or any(arr.shape[i] != d
                                                                   for i, d in checks)):
             raise ValueError(f"Cannot feed value of shape {shape_str(arr.shape)} for Tensor "

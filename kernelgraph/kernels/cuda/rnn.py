@@ -9,6 +9,7 @@ import math
 from numba import cuda
 
 from ...ops.rnn import _dtype
+from .. import cpu
 from . import core
 from .linalg import gemm
 
@@ -25,6 +26,7 @@ def rnn_tanh_cell(x, h, w_ih, w_hh, b_ih, b_hh):
     """CUDA forward of ``rnn_tanh_cell`` (dtypes promoted as the CPU forward does)."""
     values = (x, h, w_ih, w_hh, b_ih, b_hh)
     dt = _dtype([v.dtype for v in values])
+    cpu.check_cell_shapes(*values)
     x, h, w_ih, w_hh, b_ih, b_hh = (core.astype(v, dt) for v in values)
     out = gemm(x, w_ih, trans_b=True)  # a new C-contiguous (batch, hidden) array
     if out.size:

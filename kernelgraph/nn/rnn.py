@@ -135,8 +135,8 @@ class RNNCell(_Cell):
 
 def _check_step(cell: str, x, what: str, size: int) -> None:
     """One step's input or state must be (batch, size) (or (size,)): say so otherwise."""
-    if type(x) is Tensor:  # the per-step hot path of an eager RNN
-        shape = x.data.shape
+    if isinstance(x, Tensor):  # the per-step hot path of an eager (or autobatched) RNN
+        shape = x.shape
         if len(shape) == 2 and shape[1] == size:
             return
     if not isinstance(x, Tensor | Node):

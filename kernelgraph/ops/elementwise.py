@@ -250,6 +250,16 @@ greater_equal = binary("greater_equal", cpu.greater_equal, _any, None, "x >= y (
 
 # -- where -----------------------------------------------------------------------------------
 def _where_forward(cond, x, y):
+    if type(cond) is ndarray and cond.dtype == D.bool_ and type(x) is ndarray:
+        # Fast path (a masked RNN state): y an array of x's dtype, or a Python number that
+        # cannot change it; bool x computes as int64, on the general path.
+        dt, ty = x.dtype, type(y)
+        if dt.kind in "fi" and ((ty is ndarray and y.dtype is dt) or (ty is float and
+                                                                     dt.kind == "f")):
+            u = cpu.where.by_dtype.get(dt)
+            if u is not None:
+                out = u(cond, x, y)
+                return out if type(out) is ndarray else np.asarray(out)
     if not (isinstance(cond, ndarray) and cond.dtype == D.bool_):
         cond = np.asarray(cond).astype(D.bool_)
     cd = _arith(_operand_dtype((x, y)))

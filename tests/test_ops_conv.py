@@ -255,3 +255,37 @@ def test_backward_ops_validate_the_gradient_shape():
         kg.ops.conv2d_backward_input(np.zeros((1, 1, 3, 3)), w, x)
     with pytest.raises(ValueError, match="max_pool2d_backward: the gradient has shape"):
         kg.ops.max_pool2d_backward(np.zeros((1, 1, 3, 3)), x, 2)
+
+
+def test_threaded_loops_give_the_serial_bits(monkeypatch):
+    """Each conv/pool loop runs serially below THREADED_MIN_WORK elements and threaded
+    above: both versions must compute the same bits (forward and every backward kernel)."""
+    from kernelgraph.kernels import conv as K
+
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((3, 2, 7, 6)).astype(np.float32)
+    w = rng.standard_normal((4, 2, 3, 3)).astype(np.float32)
+
+    def run_all():
+        x_t, w_t = kg.tensor(x, requires_grad=True), kg.tensor(w, requires_grad=True)
+        y = kg.conv2d(x_t, w_t, stride=1, padding=1)
+        pooled = kg.max_pool2d(y, 2) * 2.0 + kg.avg_pool2d(y, 2, stride=1, padding=1).sum()
+        pooled.sum().backward()
+        select = kg.ops.max_pool2d_select(y.detach().numpy(), y.detach().numpy(), (2, 2),
+                                          stride=(2, 2), padding=(0, 0))
+        return [y.detach().numpy(), pooled.detach().numpy(), x_t.grad.numpy(),
+                w_t.grad.numpy(), select]
+
+    serial = run_all()
+    monkeypatch.setattr(K, "THREADED_MIN_WORK", 0)
+    calls = []
+    for name in ("_im2col", "_col2im", "_max_pool", "_max_pool_backward", "_max_pool_select",
+                 "_avg_pool", "_avg_pool_backward"):
+        kernel = getattr(K, name).parallel
+        monkeypatch.setattr(getattr(K, name), "parallel",
+                            lambda *a, _k=kernel, _n=name: (calls.append(_n), _k(*a))[1])
+    threaded = run_all()
+    assert set(calls) == {"_im2col", "_col2im", "_max_pool", "_max_pool_backward",
+                          "_max_pool_select", "_avg_pool", "_avg_pool_backward"}
+    for a, b in zip(serial, threaded):
+        assert_same(a, b, "threaded vs serial")

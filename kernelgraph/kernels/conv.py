@@ -19,6 +19,7 @@ summed over the batch, the input gradient ``w^T @ g`` scattered back by col2im
 from __future__ import annotations
 
 import math
+import types
 
 import numpy as np
 from numba import njit, prange
@@ -26,6 +27,32 @@ from numba import njit, prange
 from . import cpu
 
 ndarray = np.ndarray
+
+
+# Elements of work from which a conv/pool loop runs threaded. These loops move memory and do
+# almost no arithmetic, so the bar is far above cpu.PARALLEL_MIN_WORK (multiply-adds).
+THREADED_MIN_WORK = 1 << 22
+
+
+class _ByWork:
+    """A loop nest compiled twice, with ``prange`` threads and without; a call says how
+    many elements of ``work`` it does and runs threaded only from
+    :data:`THREADED_MIN_WORK` on. Below that, waking numba's thread pool costs more than
+    it gains, and its threads, spinning between calls, fight BLAS's own threads for the
+    cores: the CNN step of bench row 8 (batch 32, 16x16, the im2col of 0.6M elements)
+    took 8 to 40 ms with every loop threaded and 1.8 ms with BLAS alone threaded, on 2
+    cores. The two versions compute the same bits (threads write disjoint memory)."""
+
+    def __init__(self, fn):
+        self.parallel = njit(cache=True, parallel=True)(fn)
+        # A copy under its own name, so the two compiled versions get their own cache files.
+        serial = types.FunctionType(fn.__code__, fn.__globals__, fn.__name__ + "_serial",
+                                    fn.__defaults__, fn.__closure__)
+        serial.__qualname__ = fn.__qualname__ + "_serial"
+        self.serial = njit(cache=True)(serial)
+
+    def __call__(self, work: int, *args):
+        (self.parallel if work >= THREADED_MIN_WORK else self.serial)(*args)
 
 
 # -- shape rules (concrete shapes; the ops' rules in ops/conv.py also handle None) ----------
@@ -66,7 +93,7 @@ def _check_grad(g: ndarray, expected: tuple, what: str):
 
 
 # -- conv2d ---------------------------------------------------------------------------------
-@njit(cache=True, parallel=True)
+@_ByWork
 def _im2col(x, cols, kh_, kw_, sh, sw, ph, pw, dh, dw, oh_, ow_):
     n_, c_, h_, w_ = x.shape
     for p in prange(n_ * c_):
@@ -85,7 +112,7 @@ def _im2col(x, cols, kh_, kw_, sh, sw, ph, pw, dh, dw, oh_, ow_):
                         cols[n, row, i * ow_ + j] = v
 
 
-@njit(cache=True, parallel=True)
+@_ByWork
 def _col2im(cols, dx, kh_, kw_, sh, sw, ph, pw, dh, dw, oh_, ow_):
     """The adjoint of :func:`_im2col`: scatter-add each column of ``cols`` (N, C*KH*KW,
     OH*OW) back onto the input position it was read from; padding positions are dropped."""
@@ -119,7 +146,8 @@ def conv2d(x: ndarray, w: ndarray, stride, padding, dilation, matmul=cpu.matmul)
     c, kh, kw = w.shape[1:]
     cols = np.empty((n, c * kh * kw, oh * ow), x.dtype)
     if cols.size:
-        _im2col(np.ascontiguousarray(x), cols, kh, kw, *stride, *padding, *dilation, oh, ow)
+        _im2col(cols.size, np.ascontiguousarray(x), cols, kh, kw, *stride, *padding,
+                *dilation, oh, ow)
     out = matmul(np.ascontiguousarray(w).reshape(o, c * kh * kw), cols)
     return out.reshape(n, o, oh, ow)
 
@@ -136,7 +164,7 @@ def conv2d_backward_input(g, w, x_shape, stride, padding, dilation,
     if dx.size and g.size:
         wt = np.ascontiguousarray(np.asarray(w, g.dtype).reshape(o, c * kh * kw).T)
         cols = matmul(wt, np.ascontiguousarray(g).reshape(n, o, oh * ow))
-        _col2im(cols, dx, kh, kw, *stride, *padding, *dilation, oh, ow)
+        _col2im(cols.size, cols, dx, kh, kw, *stride, *padding, *dilation, oh, ow)
     return dx
 
 
@@ -153,8 +181,8 @@ def conv2d_backward_filter(x, g, w_shape, stride, padding, dilation,
     if not (g.size and c * kh * kw):
         return np.zeros(w_shape, g.dtype)
     cols = np.empty((n, c * kh * kw, oh * ow), g.dtype)
-    _im2col(np.ascontiguousarray(x, g.dtype), cols, kh, kw, *stride, *padding, *dilation,
-            oh, ow)
+    _im2col(cols.size, np.ascontiguousarray(x, g.dtype), cols, kh, kw, *stride, *padding,
+            *dilation, oh, ow)
     gt = np.ascontiguousarray(np.asarray(g).reshape(n, o, oh * ow).transpose(0, 2, 1))
     dwt = matmul(cols, gt).sum(axis=0)  # (C*KH*KW, O)
     return np.ascontiguousarray(dwt.T).reshape(w_shape)
@@ -184,7 +212,7 @@ def _window_max(x, n, c, i, j, kh_, kw_, sh, sw, ph, pw):
     return m, by, bx
 
 
-@njit(cache=True, parallel=True)
+@_ByWork
 def _max_pool(x, out, kh_, kw_, sh, sw, ph, pw):
     n_, c_ = x.shape[0], x.shape[1]
     for p in prange(n_ * c_):
@@ -195,7 +223,7 @@ def _max_pool(x, out, kh_, kw_, sh, sw, ph, pw):
                 out[n, c, i, j] = _window_max(x, n, c, i, j, kh_, kw_, sh, sw, ph, pw)[0]
 
 
-@njit(cache=True, parallel=True)
+@_ByWork
 def _max_pool_backward(x, g, dx, kh_, kw_, sh, sw, ph, pw):
     # Each gradient goes to its window's first maximum; a plane is one thread's, so the
     # accumulation (windows overlap when stride < kernel) never races.
@@ -211,7 +239,7 @@ def _max_pool_backward(x, g, dx, kh_, kw_, sh, sw, ph, pw):
                     dx[n, c, by, bx] += g[n, c, i, j]
 
 
-@njit(cache=True, parallel=True)
+@_ByWork
 def _max_pool_select(x, g, out, kh_, kw_, sh, sw, ph, pw):
     # The transpose of _max_pool_backward: each window reads g at its first maximum of x.
     n_, c_ = x.shape[0], x.shape[1]
@@ -224,7 +252,7 @@ def _max_pool_select(x, g, out, kh_, kw_, sh, sw, ph, pw):
                 out[n, c, i, j] = g[n, c, by, bx] if by >= 0 else 0
 
 
-@njit(cache=True, parallel=True)
+@_ByWork
 def _avg_pool(x, out, kh_, kw_, sh, sw, ph, pw):
     n_, c_, h_, w_ = x.shape
     oh_, ow_ = out.shape[2], out.shape[3]
@@ -246,7 +274,7 @@ def _avg_pool(x, out, kh_, kw_, sh, sw, ph, pw):
                 out[n, c, i, j] = s / count
 
 
-@njit(cache=True, parallel=True)
+@_ByWork
 def _avg_pool_backward(g, dx, kh_, kw_, sh, sw, ph, pw):
     n_, c_, h_, w_ = dx.shape
     oh_, ow_ = g.shape[2], g.shape[3]
@@ -271,7 +299,8 @@ def _avg_pool_backward(g, dx, kh_, kw_, sh, sw, ph, pw):
 def max_pool2d(x, kernel, stride, padding) -> ndarray:
     out = np.empty(pool2d_shape(x.shape, kernel, stride, padding), x.dtype)
     if out.size:
-        _max_pool(np.ascontiguousarray(x), out, *kernel, *stride, *padding)
+        _max_pool(out.size * math.prod(kernel), np.ascontiguousarray(x), out, *kernel,
+                  *stride, *padding)
     return out
 
 
@@ -279,8 +308,8 @@ def max_pool2d_backward(g, x, kernel, stride, padding) -> ndarray:
     _check_grad(g, pool2d_shape(x.shape, kernel, stride, padding), "max_pool2d_backward")
     dx = np.zeros(x.shape, g.dtype)
     if dx.size:
-        _max_pool_backward(np.ascontiguousarray(x), np.ascontiguousarray(g), dx, *kernel,
-                           *stride, *padding)
+        _max_pool_backward(g.size * math.prod(kernel), np.ascontiguousarray(x),
+                           np.ascontiguousarray(g), dx, *kernel, *stride, *padding)
     return dx
 
 
@@ -289,15 +318,16 @@ def max_pool2d_select(g, x, kernel, stride, padding) -> ndarray:
     _check_grad(g, x.shape, "max_pool2d_select")
     out = np.empty(pool2d_shape(x.shape, kernel, stride, padding), g.dtype)
     if out.size:
-        _max_pool_select(np.ascontiguousarray(x), np.ascontiguousarray(g), out, *kernel,
-                         *stride, *padding)
+        _max_pool_select(out.size * math.prod(kernel), np.ascontiguousarray(x),
+                         np.ascontiguousarray(g), out, *kernel, *stride, *padding)
     return out
 
 
 def avg_pool2d(x, kernel, stride, padding) -> ndarray:
     out = np.empty(pool2d_shape(x.shape, kernel, stride, padding), x.dtype)
     if out.size:
-        _avg_pool(np.ascontiguousarray(x), out, *kernel, *stride, *padding)
+        _avg_pool(out.size * math.prod(kernel), np.ascontiguousarray(x), out, *kernel,
+                  *stride, *padding)
     return out
 
 
@@ -305,5 +335,6 @@ def avg_pool2d_backward(g, x_shape, kernel, stride, padding) -> ndarray:
     _check_grad(g, pool2d_shape(x_shape, kernel, stride, padding), "avg_pool2d_backward")
     dx = np.zeros(x_shape, g.dtype)
     if dx.size:
-        _avg_pool_backward(np.ascontiguousarray(g), dx, *kernel, *stride, *padding)
+        _avg_pool_backward(g.size * math.prod(kernel), np.ascontiguousarray(g), dx, *kernel,
+                           *stride, *padding)
     return dx

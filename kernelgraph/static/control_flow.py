@@ -300,6 +300,7 @@ class WhileSpec:
         self.n_like = n_like
         self.back_prop = back_prop
         self.name, self.location = "", None
+        self._known_dims = None  # see _check_shapes
 
     def run(self, inputs) -> Results:
         n = self.n_vars
@@ -344,16 +345,18 @@ class WhileSpec:
             "kg.while_loop", self.name, self.location)
 
     def _check_shapes(self, values, iteration):
-        for k, (value, invariant) in enumerate(zip(values, self.invariants)):
-            if invariant is None:
-                continue
-            shape = np.shape(value)
-            if len(shape) != len(invariant) or any(
-                    d is not None and d != s for d, s in zip(invariant, shape)):
+        # Run once per iteration: the invariants' known dims, listed once.
+        if self._known_dims is None:
+            self._known_dims = [(k, len(inv), [(i, d) for i, d in enumerate(inv)
+                                               if d is not None])
+                                for k, inv in enumerate(self.invariants) if inv is not None]
+        for k, rank, dims in self._known_dims:
+            shape = np.shape(values[k])
+            if len(shape) != rank or any(shape[i] != d for i, d in dims):
                 raise ValueError(
                     f"kg.while_loop: loop variable {k} ('{self.names[k]}') has shape "
                     f"{shape_str(shape)} after iteration {iteration}, but its shape invariant "
-                    f"is {shape_str(invariant)}; declare the dims that change with "
+                    f"is {shape_str(self.invariants[k])}; declare the dims that change with "
                     "shape_invariants= (None for a dim that may change)")
 
 

@@ -356,31 +356,37 @@ def _required(fetch_nodes, feed_nodes):
 
 def _feed_converter(node):
     dtype, shape = node.dtype, node.shape
-    checks = None if shape is None else [(i, d) for i, d in enumerate(shape) if d is not None]
-
-    full = shape if shape is not None and None not in shape else None
+    rank = None if shape is None else len(shape)
+    checks = () if shape is None else tuple((i, d) for i, d in enumerate(shape)
+                                            if d is not None)
 
     def convert(value):
         if type(value) is np.ndarray and value.dtype == dtype:
             arr = value  # the hot path: a loop body fed the arrays the last iteration made
-            if full is not None and arr.shape == full:
-                return arr
         else:
             try:
                 arr = np.asarray(value, dtype=dtype)
             except (TypeError, ValueError) as e:
                 raise TypeError(f"Cannot feed value {value!r:.60} to '{node.name}' "
                                 f"({dtype.name}): {e}") from None
-        if checks is not None and (arr.ndim != len(shape) or any(arr.shape[i] != d
-                                                                  for i, d in checks)):
-            raise ValueError(f"Cannot feed value of shape {shape_str(arr.shape)} for Tensor "
-                             f"'{node.name}:0', which has shape '{shape_str(shape)}'\n"
-                             f"{describe_location(node.location)}")
+        if rank is not None:
+            got = arr.shape
+            if len(got) != rank:
+                _bad_feed(node, got)
+            for i, d in checks:
+                if got[i] != d:
+                    _bad_feed(node, got)
         return arr
 
     if node.device.type == "cpu":
         return convert
     return lambda value: devices.transfer(convert(value), node.device)  # fed from the host
+
+
+def _bad_feed(node, got):
+    raise ValueError(f"Cannot feed value of shape {shape_str(got)} for Tensor '{node.name}:0', "
+                     f"which has shape '{shape_str(node.shape)}'\n"
+                     f"{describe_location(node.location)}")
 
 
 class _FetchSpec:

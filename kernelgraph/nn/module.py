@@ -340,7 +340,13 @@ class Module:
         """The parameters ``names`` as ``forward`` sees them in the call in progress: eager
         tensors, or this module's variables in the caller's graph. ``self.weight`` reads one
         the same way; a forward run once per step reads all of its own in one call, which
-        saves the failed ordinary lookup that each ``__getattr__`` pays for."""
+        saves the failed ordinary lookup that each ``__getattr__`` pays for.
+
+        >>> import kernelgraph as kg
+        >>> layer = kg.nn.Linear(2, 3)
+        >>> [p.shape for p in layer.current_parameters("weight", "bias")]   # eager: tensors
+        [(3, 2), (3,)]
+        """
         params = self._parameters
         stack = _calls.stack
         graph = stack[-1] if stack else None

@@ -370,7 +370,10 @@ def test_compare_rnn_task_in_three_modes():
         ("eager", 2), ("autobatch", 2), ("static", 2), ("eager", 4), ("autobatch", 4),
         ("static", 4)]
     for r in rows:
-        assert r["execution"] > 0 and r["construction"] > 0, r
+        assert r["execution"] > 0 and 0 <= r["construction"] < r["total"], r
+        # Eager construction is the recorded forward minus the plain one: with the RNN cell
+        # one op a step, recording costs about a microsecond, within the timing noise.
+        assert r["construction"] > 0 or r["mode"] == "eager", r
     # The same sequences and weights in every mode: the last step's loss agrees.
     for i in (0, 3):
         eager, batched, static = (rows[i + k]["loss"] for k in range(3))

@@ -383,10 +383,13 @@ class WhileGradSpec:
         per_step = [given.get(n + s) for s in self.stacked]
         sums = [None] * len(self.caps)
         body_index = self.sub.index[:len(self.sub.index) - len(self.floats) - len(self.stacked)]
+        # One zero gradient per per-iteration output that received none, fed to every
+        # iteration (a plan never writes into what it is fed).
+        zeros = [np.zeros_like(final[n + s][0]) if g is None and len(history) > 1 else None
+                 for g, s in zip(per_step, self.stacked)]
         for i in reversed(range(len(history) - 1)):
             full = list(history[i]) + rest
-            step_grads = [g[i] if g is not None else np.zeros_like(final[n + s][i])
-                          for g, s in zip(per_step, self.stacked)]
+            step_grads = [g[i] if g is not None else z for g, z in zip(per_step, zeros)]
             out = self.sub.run([full[j] for j in body_index] + grads + step_grads,
                                lambda i=i: f"in the body's gradient at iteration {i}, " +
                                _made_at("gradient of kg.while_loop", self.name,

@@ -429,3 +429,18 @@ def test_static_rnn_with_the_cell_on_cuda():
     np.testing.assert_allclose(static_h, eager_h.detach().numpy(), rtol=1e-5, atol=1e-6)
     for got, p in zip(static_g, cell.parameters()):
         np.testing.assert_allclose(got, p.grad.numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_eager_cells_on_cuda_with_and_without_bias():
+    rng = np.random.default_rng(3)
+    x, h = rng.standard_normal((2, F)).astype(np.float32), rng.standard_normal((2, H))
+    for bias in (True, False):
+        kg.random.seed(1)
+        cell = kg.nn.RNNCell(F, H, bias=bias)
+        want = cell(kg.tensor(x), kg.tensor(h.astype(np.float32))).detach().numpy()
+        cuda = kg.device("cuda")
+        for p in cell.parameters():
+            p.data = p.to(cuda).data
+        got = cell(kg.tensor(x, device=cuda), kg.tensor(h, dtype=kg.float32, device=cuda))
+        assert got.device == cuda
+        np.testing.assert_allclose(got.detach().cpu().numpy(), want, rtol=1e-5, atol=1e-6)

@@ -123,8 +123,10 @@ class RNNCell(_Cell):
         self._check(h, "hidden state", self.hidden_size)
         w_ih, w_hh, b_ih, b_hh = self.current_parameters("weight_ih", "weight_hh", "bias_ih",
                                                          "bias_hh")
-        if not self.bias:
+        if not self.bias:  # zero biases, where the step runs
             b_ih = b_hh = np.zeros(self.hidden_size, self.dtype)
+            if isinstance(x, Tensor) and x.is_cuda:
+                b_ih = b_hh = tensor(b_ih, device=x.device)
         one = x.ndim == 1  # an unbatched step, as PyTorch allows: a batch of one
         if one:
             x, h = O.reshape(x, shape=(1, -1)), O.reshape(h, shape=(1, -1))

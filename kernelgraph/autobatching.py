@@ -560,13 +560,8 @@ def _stacked(col, n, rowof, helpers):
     helpers[0] += 1
     _ready(col, rowof)
     if not any(type(c) is Tensor and c.requires_grad for c in col):
-        # Per-sample data (inputs, no gradient): copy the rows into one array.
-        first = col[0]
-        value = first.data if type(first) is Tensor else first
-        out = np.empty((n, *value.shape), value.dtype)
-        for i, c in enumerate(col):
-            out[i] = _DATA.__get__(c) if type(c) is Tensor else c
-        return out
+        # Per-sample data (inputs, no gradient): the rows copied into one array.
+        return np.stack([_DATA.__get__(c) if type(c) is Tensor else c for c in col])
     return O.stack(list(col), axis=0)
 
 

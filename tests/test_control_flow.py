@@ -199,6 +199,46 @@ def test_while_loop_gradients_wrt_initial_values_and_captured_weights(graph):
     assert not out[0].any() and not out[2].any()
 
 
+def test_while_gradient_uses_the_activations_the_forward_made(graph):
+    # The gradient replays the body backwards on what each forward iteration kept (TF's
+    # stacks), so a random draw in the body is the same draw in its gradient: d(x*m1*m2*m3)/dx
+    # is m1*m2*m3, which is the result over x.
+    x = kg.placeholder(kg.float64, shape=[50], name="x")
+    _, y = kg.while_loop(lambda i, y: i < 3, lambda i, y: (i + 1, kg.dropout(y, p=0.5)),
+                         [0, x])
+    (dx,) = kg.gradients(kg.reduce_sum(y), [x])
+    x0 = np.linspace(1.0, 2.0, 50)
+    value, slope = run([y, dx], {x: x0})
+    assert 0 < np.count_nonzero(value) < 50
+    np.testing.assert_allclose(slope, value / x0, rtol=1e-12)
+
+
+def test_while_gradient_does_not_run_the_body_forward_again(graph):
+    x = kg.placeholder(kg.float64, shape=[None, 3], name="x")
+    w = kg.Variable(np.eye(3) * 0.5, name="w")
+    _, h = kg.while_loop(lambda i, h: i < 4, lambda i, h: (i + 1, kg.tanh(kg.matmul(h, w))),
+                         [0, x])
+    grads = kg.gradients(kg.reduce_sum(h), [x, w])
+    out = run(grads, {x: np.ones((2, 3))})
+    while_grad = next(n for n in graph.nodes if n.op.name == "while_grad")
+    sub = while_grad.attrs["spec"].sub
+    (plan,) = sub._family.plans.values()
+    fed = {id(n) for n in plan.feed_nodes}
+    computed = [n.op.name for n in plan.order if id(n) not in fed]
+    assert "matmul" in computed and "tanh" not in computed, computed  # tanh: fed, kept
+    hv, dw = np.ones((2, 3)), np.zeros((3, 3))
+    hs = [hv]
+    for _ in range(4):
+        hs.append(np.tanh(hs[-1] @ (np.eye(3) * 0.5)))
+    g = np.ones((2, 3))
+    for t in range(4, 0, -1):
+        da = g * (1 - hs[t] ** 2)
+        dw += hs[t - 1].T @ da
+        g = da @ (np.eye(3) * 0.5).T
+    np.testing.assert_allclose(out[0], g)
+    np.testing.assert_allclose(out[1], dw)
+
+
 @given(st.floats(0.5, 1.5), st.integers(0, 6))
 def test_while_power_and_its_derivative(base, steps):
     with kg.Graph().as_default():

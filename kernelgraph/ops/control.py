@@ -105,17 +105,19 @@ def describe(value) -> str:
 class Results:
     """The value of a static ``cond`` / ``while_loop`` node: ``values`` (one array per
     output) and, for a loop, ``history`` (the loop variables before each iteration and after
-    the last one, which the gradient replays backwards).
+    the last one, which the gradient replays backwards) and ``saved`` (per iteration, the
+    body's activations its gradient reads, kept as TF's stacks keep them).
 
     Deliberately not a sequence: viewers that turn values into arrays see one object (and
     show its ``repr``) instead of trying to stack arrays of different shapes.
     """
 
-    __slots__ = ("values", "history")
+    __slots__ = ("values", "history", "saved")
 
-    def __init__(self, values, history=None):
+    def __init__(self, values, history=None, saved=None):
         self.values = tuple(values)
         self.history = history
+        self.saved = saved
 
     def __repr__(self):
         items = ", ".join(f"{np.dtype(getattr(v, 'dtype', OBJECT)).name} "

@@ -3,7 +3,9 @@
 The design is TF2's *functional* control flow, small enough to read:
 
 - **Tracing.** Each branch of a cond, and the ``cond``/``body`` of a loop, is called once on
-  placeholders inside a private :class:`FuncGraph`. An outer node read inside becomes a
+  placeholders inside a private :class:`FuncGraph`. A loop's ``cond`` is called once more,
+  inside the body's graph on the values the body returns, so that one run of the body
+  also says whether to go on: an iteration is one plan call, not two. An outer node read inside becomes a
   *capture*: a placeholder of the inner graph and an extra input of the control-flow node
   (``build.py`` asks the graph being traced to capture any outer node an op reads).
 - **One node, a tuple value.** The IR has one output per node, so a ``cond`` or
@@ -17,7 +19,10 @@ The design is TF2's *functional* control flow, small enough to read:
   ``cond`` over the branches' gradient graphs (so it is differentiable again); the gradient
   of a ``while_loop`` is a ``while_grad`` node that runs the body's gradient graph backwards
   over the loop variables the forward run recorded, summing the gradients of the captured
-  tensors (weights) over the iterations.
+  tensors (weights) over the iterations. The activations that gradient graph reads (an
+  RNN cell's output, a dropout mask) are kept by the forward loop each iteration, as TF's
+  stacks keep them, and fed to it: the body's forward is not computed twice, and a random
+  draw in the body is the same draw in its gradient.
 """
 
 from __future__ import annotations
@@ -43,6 +48,7 @@ from ..ops.control import (
     while_grad_op,
     while_op,
 )
+from . import passes
 from .build import constant_node, placed
 from .variables import placeholder_op
 
@@ -143,6 +149,14 @@ def _param_names(fn, count: int) -> list[str]:
     return [f"loop_var_{k}" for k in range(count)]
 
 
+def _call(fn, template, nodes):
+    """``fn`` called on ``nodes`` arranged like ``template`` (``fn()`` when it is None)."""
+    if template is None:
+        return fn()
+    args = pack_as(template, nodes)
+    return fn(*args) if isinstance(template, list | tuple) else fn(args)
+
+
 def _trace(fn, outer: Graph, what: str, location, params, template):
     """Call ``fn`` inside a new FuncGraph, on one placeholder per ``(name, shape, dtype)`` in
     ``params`` arranged like ``template`` (``fn()`` when there are none)."""
@@ -150,11 +164,7 @@ def _trace(fn, outer: Graph, what: str, location, params, template):
     with graph.as_default():
         inputs = [graph.add_node(placeholder_op, (), {"shape": shape}, shape, dtype, name,
                                  location, device=CPU) for name, shape, dtype in params]
-        if template is None:
-            result = fn()
-        else:
-            args = pack_as(template, inputs)
-            result = fn(*args) if isinstance(template, list | tuple) else fn(args)
+        result = _call(fn, template, inputs)
     for var in graph.variables:
         raise ValueError(f"kg.Variable '{var.name}' was created inside the {what}; create "
                          f"variables before the loop or cond that uses them"
@@ -285,7 +295,9 @@ class CondSpec:
 
 
 class WhileSpec:
-    """The kernel of a ``while_loop`` node (see :func:`build_while`)."""
+    """The kernel of a ``while_loop`` node (see :func:`build_while`). The body's outputs are
+    the new loop variables, the per-iteration values (stacked at the end), cond on the new
+    loop variables, then the activations kept for the gradient (:attr:`saved`)."""
 
     def __init__(self, cond: Subgraph, body: Subgraph, names, invariants, stacked_shapes,
                  maximum_iterations, max_input: bool, back_prop: bool, n_like: int = 0):
@@ -301,6 +313,22 @@ class WhileSpec:
         self.back_prop = back_prop
         self.name, self.location = "", None
         self._known_dims = None  # see _check_shapes
+        # Body nodes whose values each iteration keeps for the loop's gradient (TF's stacks),
+        # output by the body after the others.
+        self.saved: list[Node] = []
+        self.n_outputs = len(body.outputs)
+
+    def keep_for_gradient(self, nodes) -> list[int]:
+        """Make the body also output ``nodes`` (its own) each iteration, kept in the node's
+        ``Results.saved``; returns their positions there."""
+        at = {id(node): k for k, node in enumerate(self.saved)}  # by id: == makes a node
+        for node in nodes:
+            if id(node) not in at:
+                at[id(node)] = len(self.saved)
+                self.saved.append(node)
+                self.body.outputs = self.body.outputs[:self.n_outputs] + self.saved
+                self.body._family = None  # recompiled with the new outputs
+        return [at[id(node)] for node in nodes]
 
     def run(self, inputs) -> Results:
         n = self.n_vars
@@ -311,23 +339,28 @@ class WhileSpec:
             self.maximum_iterations
         values = list(inputs[:n])
         history = [tuple(values)] if self.back_prop else None
-        steps = [[] for _ in self.stacked_shapes]
+        n_steps = len(self.stacked_shapes)
+        steps = [[] for _ in range(n_steps)]
+        saved = [] if self.back_prop else None
         iteration = 0
-        while limit is None or iteration < limit:
+        if limit is None or limit > 0:
             full = values + rest
             keep = self.cond.run([full[i] for i in self.cond.index],
-                                 lambda it=iteration: self._where("cond", it))
-            if not _run_bool(keep[0], f"kg.while_loop '{self.name}': the value cond returns"):
-                break
+                                 lambda: self._where("cond", 0))[0]
+        while (limit is None or iteration < limit) and _run_bool(
+                keep, f"kg.while_loop '{self.name}': the value cond returns"):
+            full = values + rest
             out = self.body.run([full[i] for i in self.body.index],
                                 lambda it=iteration: self._where("body", it))
+            keep = out[n + n_steps]  # cond on the new values, computed by the body
             self._check_shapes(out[:n], iteration)
-            for step, value in zip(steps, out[n:]):
+            for step, value in zip(steps, out[n:n + n_steps]):
                 step.append(value)
             values = list(out[:n])
             iteration += 1
             if history is not None:
                 history.append(tuple(values))
+                saved.append(tuple(out[n + n_steps + 1:]))
         if iteration == 0:  # the inputs' own arrays (a variable's, a constant's) stay theirs
             values = [np.array(v, copy=True) for v in values]
         stacked = []
@@ -338,7 +371,7 @@ class WhileSpec:
             else:  # no iteration: (0, one iteration's shape), from `like` when it is given
                 shape = np.shape(like) if like is not None else [d or 0 for d in shape or ()]
                 stacked.append(np.zeros((0, *shape), node.dtype))
-        return Results(values + stacked, history)
+        return Results(values + stacked, history, saved)
 
     def _where(self, part: str, iteration: int) -> str:
         return f"in the {part} of iteration {iteration}, " + _made_at(
@@ -364,9 +397,10 @@ class WhileGradSpec:
     """The kernel of a ``while_grad`` node: the body's gradient graph, run from the last
     iteration to the first on the loop variables the forward run recorded."""
 
-    def __init__(self, sub: Subgraph, n_vars: int, floats: list, stacked: list, present: list,
-                 caps: list, n_rest: int, name: str, location):
-        self.sub = sub
+    def __init__(self, sub: Subgraph, saved_at: list, n_vars: int, floats: list,
+                 stacked: list, present: list, caps: list, n_rest: int, name: str, location):
+        self.sub = sub  # inputs: the body inputs it reads, the saved activations, gradients
+        self.saved_at = saved_at  # where each saved activation it reads is in Results.saved
         self.n_vars = n_vars
         self.floats = floats    # loop variables that carry gradients
         self.stacked = stacked  # float per-iteration outputs (their index among those)
@@ -382,15 +416,16 @@ class WhileGradSpec:
         grads = [given[k] if k in given else np.zeros_like(final[k]) for k in self.floats]
         per_step = [given.get(n + s) for s in self.stacked]
         sums = [None] * len(self.caps)
-        body_index = self.sub.index[:len(self.sub.index) - len(self.floats) - len(self.stacked)]
+        saved = results.saved
         # One zero gradient per per-iteration output that received none, fed to every
         # iteration (a plan never writes into what it is fed).
         zeros = [np.zeros_like(final[n + s][0]) if g is None and len(history) > 1 else None
                  for g, s in zip(per_step, self.stacked)]
         for i in reversed(range(len(history) - 1)):
-            full = list(history[i]) + rest
+            full, kept = list(history[i]) + rest, saved[i]
             step_grads = [g[i] if g is not None else z for g, z in zip(per_step, zeros)]
-            out = self.sub.run([full[j] for j in body_index] + grads + step_grads,
+            out = self.sub.run([full[j] for j in self.sub.index] +
+                               [kept[j] for j in self.saved_at] + grads + step_grads,
                                lambda i=i: f"in the body's gradient at iteration {i}, " +
                                _made_at("gradient of kg.while_loop", self.name,
                                         self.location))
@@ -614,6 +649,12 @@ def build_while(cond, body, loop_vars, shape_invariants, maximum_iterations, bac
         new.append(out)
     steps = [_inner(b_graph, v, None, "body of kg.while_loop", n + j)
              for j, v in enumerate(per_step)]
+    # The body also computes cond on the values it returns (cond traced once more, into the
+    # body's graph): one plan call per iteration instead of two. The cond graph runs only
+    # before the first iteration.
+    with b_graph.as_default():
+        again = _inner(b_graph, flatten(_call(cond, loop_vars, new))[0], D.bool_,
+                       "cond of kg.while_loop", 0)
 
     rest, (c_index, b_index) = _union([c_graph.captures, b_graph.captures])
     max_input = isinstance(maximum_iterations, Node)
@@ -627,8 +668,9 @@ def build_while(cond, body, loop_vars, shape_invariants, maximum_iterations, bac
     rest.extend(likes)
     c_sub = Subgraph(c_graph, c_inputs + [p for _, p in c_graph.captures], [keep],
                      list(range(n)) + [n + i for i in c_index], "cond of kg.while_loop")
-    b_sub = Subgraph(b_graph, b_inputs + [p for _, p in b_graph.captures], new + steps,
-                     list(range(n)) + [n + i for i in b_index], "body of kg.while_loop")
+    b_sub = Subgraph(b_graph, b_inputs + [p for _, p in b_graph.captures],
+                     new + steps + [again], list(range(n)) + [n + i for i in b_index],
+                     "body of kg.while_loop")
     spec = WhileSpec(c_sub, b_sub, names, invariants, [s.shape for s in steps],
                      None if max_input else maximum_iterations, max_input, back_prop,
                      len(likes))
@@ -702,6 +744,38 @@ def cond_gradient(node, g, needs, spec: CondSpec, pred, inputs):
     return tuple(result)
 
 
+def _replaying_saved(spec: WhileSpec, grad: Subgraph, n_grads: int):
+    """``grad`` (the body's gradient graph, inputs ``body.inputs + n_grads gradients``) fed
+    each iteration the forward activations it reads, which the forward loop then keeps,
+    instead of computing the body's forward again; and fed only the body inputs it still
+    reads. Returns (that Subgraph, with ``index`` for those body inputs; the positions of
+    its activations in ``Results.saved``)."""
+    body = spec.body
+    forward = {id(m) for m in passes.prune(body.outputs[:spec.n_outputs], body.inputs).nodes}
+    grad_ys = grad.inputs[len(grad.inputs) - n_grads:]
+    kept, seen = [], set()
+
+    def keep(m):
+        # A value the forward made on the host: not a constant, nor a cond or loop's tuple,
+        # nor a GPU value (a run hands those back on the host: the gradient recomputes them).
+        if id(m) in forward and m.inputs and m.dtype != OBJECT and m.device is CPU and \
+                id(m) not in seen:
+            seen.add(id(m))
+            kept.append(m)
+
+    for m in passes.prune(grad.outputs, body.inputs + grad_ys).nodes:
+        if id(m) not in forward:
+            for x in m.inputs:
+                keep(x)
+    for m in grad.outputs:
+        keep(m)
+    reads = {id(m) for m in passes.prune(grad.outputs, body.inputs + kept + grad_ys).nodes}
+    used = [k for k, p in enumerate(body.inputs) if id(p) in reads]
+    sub = Subgraph(grad.graph, [body.inputs[k] for k in used] + kept + grad_ys, grad.outputs,
+                   [body.index[k] for k in used], grad.what)
+    return sub, spec.keep_for_gradient(kept)
+
+
 def while_gradient(node, g, needs, spec: WhileSpec, inputs):
     """The gradient rule of a ``while_loop`` node: a ``while_grad`` node (see
     :class:`WhileGradSpec`) and one ``output`` per gradient asked for."""
@@ -709,7 +783,7 @@ def while_gradient(node, g, needs, spec: WhileSpec, inputs):
     none = (None,) * len(inputs)
     if not spec.back_prop:
         return none
-    outs = spec.body.outputs
+    outs = spec.body.outputs[:n + len(spec.stacked_shapes)]
     floats = [k for k in range(n) if outs[k].dtype in D.FLOATS]
     stacked = [s for s in range(len(outs) - n) if outs[n + s].dtype in D.FLOATS]
     present = [k for k in floats + [n + s for s in stacked] if g.items[k] is not None]
@@ -719,18 +793,19 @@ def while_gradient(node, g, needs, spec: WhileSpec, inputs):
     if not present or not (caps or wanted):
         return none
     key = tuple(caps)
-    sub = spec.body.gradients.get(key)
-    if sub is None:
+    hit = spec.body.gradients.get(key)
+    if hit is None:
         position = dict(zip(spec.body.index, spec.body.inputs))
-        sub = _gradient_graph(spec.body, [outs[k] for k in floats] +
-                              [outs[n + s] for s in stacked],
-                              [position[k] for k in floats] + [position[i] for i in caps],
-                              "gradient of the body of kg.while_loop")
-        sub.index = spec.body.index + [-1] * (len(floats) + len(stacked))
-        spec.body.gradients[key] = sub
+        full = _gradient_graph(spec.body, [outs[k] for k in floats] +
+                               [outs[n + s] for s in stacked],
+                               [position[k] for k in floats] + [position[i] for i in caps],
+                               "gradient of the body of kg.while_loop")
+        hit = spec.body.gradients[key] = _replaying_saved(spec, full,
+                                                          len(floats) + len(stacked))
+    sub, saved_at = hit
     grads = [placed(g.items[k], CPU, node.location) for k in present]
-    grad_spec = WhileGradSpec(sub, n, floats, stacked, present, [i - n for i in caps],
-                              len(inputs) - n, spec.name, spec.location)
+    grad_spec = WhileGradSpec(sub, saved_at, n, floats, stacked, present,
+                              [i - n for i in caps], len(inputs) - n, spec.name, spec.location)
     made = node.graph.add_node(while_grad_op, (node, *inputs[n:], *grads), {"spec": grad_spec},
                                None, OBJECT, "while_grad", node.location, device=CPU)
     shapes = [spec.invariants[k] for k in floats] + [inputs[i].shape for i in caps]

@@ -3,11 +3,12 @@
 The design is TF2's *functional* control flow, small enough to read:
 
 - **Tracing.** Each branch of a cond, and the ``cond``/``body`` of a loop, is called once on
-  placeholders inside a private :class:`FuncGraph`. A loop's ``cond`` is called once more,
-  inside the body's graph on the values the body returns, so that one run of the body
-  also says whether to go on: an iteration is one plan call, not two. An outer node read inside becomes a
+  placeholders inside a private :class:`FuncGraph`. An outer node read inside becomes a
   *capture*: a placeholder of the inner graph and an extra input of the control-flow node
-  (``build.py`` asks the graph being traced to capture any outer node an op reads).
+  (``build.py`` asks the graph being traced to capture any outer node an op reads). A
+  loop's ``cond`` is called once more, inside the body's graph on the values the body
+  returns, so that one run of the body also says whether to go on: an iteration is one
+  plan call, not two.
 - **One node, a tuple value.** The IR has one output per node, so a ``cond`` or
   ``while_loop`` node's value is a :class:`~kernelgraph.ops.control.Results` tuple, and one
   ``output`` node per item picks it: those are what the user holds.

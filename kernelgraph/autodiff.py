@@ -37,13 +37,17 @@ class Mode:
         """Hooks, retain_grad ...; may replace g."""
         return g
 
+    def accumulate(self, key, total, g):
+        """``total + g``: the gradients of ``key`` along two paths, added up."""
+        return add(total, g)
+
 
 def propagate(order, grads: dict, mode: Mode) -> dict:
     """Run gradient rules for ``order`` (nodes, latest first), starting from ``grads``
     (``{id(key): (key, gradient)}``); returns the same dict holding every gradient reached."""
     tracing = trace.active
     value, inputs_of, same_shape = mode.value, mode.inputs, mode.same_shape
-    on_gradient = mode.on_gradient
+    on_gradient, accumulate = mode.on_gradient, mode.accumulate
     for node in order:
         entry = grads.pop(id(node), None)
         if entry is None:
@@ -68,7 +72,7 @@ def propagate(order, grads: dict, mode: Mode) -> dict:
             if gx.dtype != v.dtype and v.dtype in FLOATS:
                 gx = cast(gx, dtype=v.dtype)  # a gradient keeps its input's dtype (PyTorch)
             prev = grads.get(id(k))
-            grads[id(k)] = (k, gx if prev is None else add(prev[1], gx))
+            grads[id(k)] = (k, gx if prev is None else accumulate(k, prev[1], gx))
     return grads
 
 

@@ -566,6 +566,23 @@ class _EagerMode(autodiff.Mode):
 
     def __init__(self, create_graph):
         self.create_graph = create_graph
+        self._sums = {}  # id(leaf) -> the array this backward sums the leaf's gradient in
+
+    def accumulate(self, key, total, g):
+        # A weight used at every step of an RNN gets a gradient per step: after the first
+        # sum, which makes a new array, they are added into that array in place (the same
+        # IEEE additions as the add op's, one allocation and dispatch fewer per step). Only
+        # an array made here is written: a rule's result may be shared (one bias gradient
+        # handed to two inputs).
+        # (propagate hands over g in the leaf's shape and dtype.)
+        if type(key) is Tensor and not self.create_graph:
+            if self._sums.get(id(key)) is total and type(g) is ndarray:
+                return np.add(total, g, out=total)
+            total = O.add(total, g)
+            if type(total) is ndarray:
+                self._sums[id(key)] = total
+            return total
+        return O.add(total, g)
 
     def value(self, node):
         return _wrap(node.value) if self.create_graph else node.value

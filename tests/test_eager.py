@@ -261,6 +261,41 @@ def test_gradients_accumulate_into_leaves_over_two_backward_calls():
     close(x.grad, [3.0, 3.0])
 
 
+def test_a_leaf_used_many_times_sums_its_gradients_without_writing_shared_arrays():
+    # backward() sums a leaf's gradients in place, in an array it made itself: a gradient
+    # a rule hands to two inputs (x + x), a retained gradient or a seed is never written.
+    w = kg.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    h = w + w
+    h.retain_grad()
+    total = h
+    for k in range(4):
+        total = total + w * float(k)
+    total.sum().backward()
+    close(w.grad, [2.0 + 0 + 1 + 2 + 3] * 3)
+    close(h.grad, [1.0, 1.0, 1.0])
+    # One RNN cell over three steps: b_ih and b_hh get the same gradient (one array from
+    # the rule, for both), summed over the steps into two separate arrays.
+    kg.random.seed(0)
+    cell = kg.nn.RNNCell(2, 3)
+    h = kg.zeros(1, 3)
+    for t in range(3):
+        h = cell(kg.tensor([[1.0, -0.5 * t]]), h)
+    h.sum().backward()
+    assert np.array_equal(cell.bias_ih.grad.numpy(), cell.bias_hh.grad.numpy())
+    assert not np.shares_memory(cell.bias_ih.grad.numpy(), cell.bias_hh.grad.numpy())
+    w_ih, w_hh, b_ih, b_hh = (p.detach().numpy().astype(np.float64)
+                              for p in cell.parameters())
+    hs, xs = [np.zeros(3)], [np.array([1.0, -0.5 * t]) for t in range(3)]
+    for x in xs:
+        hs.append(np.tanh(w_ih @ x + b_ih + w_hh @ hs[-1] + b_hh))
+    dh, db = np.ones(3), np.zeros(3)
+    for t in range(2, -1, -1):
+        da = dh * (1 - hs[t + 1] ** 2)
+        db += da
+        dh = w_hh.T @ da
+    np.testing.assert_allclose(cell.bias_ih.grad.numpy(), db, rtol=1e-5)
+
+
 def test_leaf_backward():
     x = kg.tensor(3.0, requires_grad=True)
     x.backward()

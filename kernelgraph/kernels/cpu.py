@@ -385,7 +385,7 @@ def _matmul_2d_blas(a, b, out):
     np.dot(a, b, out)
 
 
-_BLAS_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+BLAS_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 
 
 def _blas_layout(x: ndarray) -> ndarray:
@@ -417,7 +417,7 @@ def matmul_2d(a: ndarray, b: ndarray) -> ndarray:
 def matmul(a: ndarray, b: ndarray) -> ndarray:
     # The common case first, with no broadcasting bookkeeping: for small matrices (a batch-1
     # MLP layer) that bookkeeping cost ten times the product itself.
-    if a.ndim == 2 and b.ndim == 2 and a.dtype in _BLAS_DTYPES and b.dtype == a.dtype:
+    if a.ndim == 2 and b.ndim == 2 and a.dtype in BLAS_DTYPES and b.dtype == a.dtype:
         (m, k), n = a.shape, b.shape[1]
         if k == b.shape[0] and m and n and k:
             out = np.empty((m, n), a.dtype)
@@ -434,7 +434,7 @@ def matmul(a: ndarray, b: ndarray) -> ndarray:
         a3 = np.ascontiguousarray(np.broadcast_to(a, (*batch, m, k))).reshape(nb, m, k)
         b3 = np.ascontiguousarray(np.broadcast_to(b, (*batch, k, n))).reshape(nb, k, n)
     out = np.empty((a3.shape[0], a3.shape[1], n), a.dtype)
-    if a3.dtype in _BLAS_DTYPES and out.size and k:
+    if a3.dtype in BLAS_DTYPES and out.size and k:
         _matmul_batched_blas(a3, b3, out)
     elif nb * m * k * n >= PARALLEL_MIN_WORK and a3.shape[0] * a3.shape[1] > 1:
         _matmul_batched_parallel(a3, b3, out)
@@ -482,6 +482,53 @@ def rnn_tanh_cell(x: ndarray, h: ndarray, w_ih: ndarray, w_hh: ndarray, b_ih: nd
     _rnn_preactivation(_blas_layout(x), _blas_layout(h), _blas_layout(w_ih),
                        _blas_layout(w_hh), b_ih, b_hh, out)
     return np.tanh(out, out=out)
+
+
+_tanh_grad_scalar = njit(cache=True)(_tanh_grad)  # the tanh_grad ufunc's body, same typing
+
+
+@njit(cache=True)
+def _rnn_cell_backward(g, y, x, h, w_ih, w_hh, need_x, need_h, need_w, need_b):
+    batch, hidden = y.shape
+    da = np.empty((batch, hidden), y.dtype)
+    for i in range(batch):
+        for j in range(hidden):
+            da[i, j] = _tanh_grad_scalar(y[i, j], g[i, j])
+    none = np.empty((0, 0), y.dtype)
+    dx, dh, dw_ih, dw_hh = none, none, none, none
+    if need_x:
+        dx = np.empty((batch, w_ih.shape[1]), y.dtype)
+        np.dot(da, w_ih, dx)
+    if need_h:
+        dh = np.empty((batch, hidden), y.dtype)
+        np.dot(da, w_hh, dh)
+    if need_w:
+        dw_ih = np.empty((hidden, x.shape[1]), y.dtype)
+        np.dot(da.T, x, dw_ih)  # da.T is F-ordered: BLAS's transpose flag, as matmul's call
+        dw_hh = np.empty((hidden, hidden), y.dtype)
+        np.dot(da.T, h, dw_hh)
+    acc = np.zeros(hidden if need_b else 0, np.float64)  # _sum_cols: rows in order, float64
+    if need_b:
+        for i in range(batch):
+            for j in range(hidden):
+                acc[j] += da[i, j]
+    return dx, dh, dw_ih, dw_hh, acc.astype(y.dtype)
+
+
+def rnn_tanh_cell_grad(g: ndarray, y: ndarray, x: ndarray, h: ndarray, w_ih: ndarray,
+                       w_hh: ndarray, needs) -> tuple:
+    """The gradients of :func:`rnn_tanh_cell` w.r.t. (x, h, w_ih, w_hh, b_ih, b_hh), None
+    where ``needs`` says no, from the output ``y`` and its gradient ``g`` (2-D float arrays
+    of one dtype, no empty dim): one compiled call doing what the op's gradient rule does
+    with five ops (tanh_grad, three BLAS products, a column sum), with the same arithmetic
+    in the same order, so the same bits. Eager ``backward()`` runs it once per RNN step."""
+    need_w, need_b = needs[2] or needs[3], needs[4] or needs[5]
+    dx, dh, dw_ih, dw_hh, db = _rnn_cell_backward(
+        _blas_layout(g), y, _blas_layout(x), _blas_layout(h), _blas_layout(w_ih),
+        _blas_layout(w_hh), needs[0], needs[1], need_w, need_b)
+    return (dx if needs[0] else None, dh if needs[1] else None,
+            dw_ih if needs[2] else None, dw_hh if needs[3] else None,
+            db if needs[4] else None, db if needs[5] else None)
 
 
 # -- softmax family --------------------------------------------------------------------------

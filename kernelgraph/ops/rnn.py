@@ -18,6 +18,8 @@ array([[0.7616, 0.7616, 0.7616]], dtype=float32)
 
 from __future__ import annotations
 
+from numpy import ndarray
+
 from .. import dtypes as D
 from ..errors import ShapeError
 from ..graph import shape_str
@@ -80,6 +82,8 @@ def _same(what, named_dims):
 
 
 def _cell_grad(g, out, needs, attrs, x, h, w_ih, w_hh, b_ih, b_hh):
+    if _one_call(g, out, x, h, w_ih, w_hh):  # eager backward: the same bits in one call
+        return cpu.rnn_tanh_cell_grad(g, out, x, h, w_ih, w_hh, needs)
     da = tanh_grad(out, g)  # the gradient at the pre-activation, shared by every input
     dat = matrix_transpose(da) if needs[2] or needs[3] else None
     db = reduce_sum(da, axis=0) if needs[4] or needs[5] else None
@@ -89,6 +93,19 @@ def _cell_grad(g, out, needs, attrs, x, h, w_ih, w_hh, b_ih, b_hh):
             matmul(dat, h) if needs[3] else None,
             db if needs[4] else None,
             db if needs[5] else None)
+
+
+def _one_call(*values) -> bool:
+    """Whether the gradient can run as :func:`cpu.rnn_tanh_cell_grad`: host arrays (not
+    graph nodes, nor eager tensors of a differentiable backward, nor GPU arrays) of one
+    BLAS dtype (float32, float64) with no empty dim (BLAS wants every dim >= 1)."""
+    dt = values[0].dtype if type(values[0]) is ndarray else None
+    if dt not in cpu.BLAS_DTYPES:
+        return False
+    for v in values:  # a loop, not all(<generator>): this runs once per step
+        if type(v) is not ndarray or v.dtype != dt or v.ndim != 2 or not v.size:
+            return False
+    return True
 
 
 rnn_tanh_cell = define(

@@ -447,6 +447,29 @@ def test_reduction(name, dtype, data):
              ph=data.draw(PLACEHOLDER_SHAPES))
 
 
+def test_threaded_sums_and_integer_products_give_the_serial_bits(monkeypatch):
+    """Row sums and integer matmul run threaded from PARALLEL_MIN_WORK multiply-adds on,
+    serially below: both versions of each loop compute the same bits."""
+    from kernelgraph.kernels import cpu
+
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((40, 9, 7)).astype(np.float32)
+    a, b = rng.integers(-9, 9, (3, 20, 6)), rng.integers(-9, 9, (3, 6, 11))
+    serial = [cpu.reduce_sum(x, axis=(1, 2)), cpu.reduce_sum(x, axis=(0, 2)), cpu.matmul(a, b)]
+    calls = []
+    for loop in (cpu._sum_rows, cpu._matmul_batched):
+        assert loop.threshold == cpu.PARALLEL_MIN_WORK
+        monkeypatch.setattr(loop, "threshold", 0)
+        monkeypatch.setattr(loop, "parallel",
+                            lambda *args, _k=loop.parallel: (calls.append(_k), _k(*args))[1])
+    threaded = [cpu.reduce_sum(x, axis=(1, 2)), cpu.reduce_sum(x, axis=(0, 2)),
+                cpu.matmul(a, b)]
+    assert len(calls) == 3
+    for s, t in zip(serial, threaded):
+        assert_same(s, t, "threaded vs serial")
+    np.testing.assert_array_equal(threaded[2], a @ b)
+
+
 @pytest.mark.parametrize("dtype", FLOATS + INTS + (BOOL,))
 def test_sums_over_axes_of_size_one_give_the_kernels_bits(dtype):
     """Sums over axes of size 1 skip the reduction kernel: the same bits as the kernel
@@ -455,7 +478,7 @@ def test_sums_over_axes_of_size_one_give_the_kernels_bits(dtype):
 
     x = np.array([[[-0.0, 1.5, -2.0]], [[3.0, 7.0, 0.0]]]).astype(dtype)  # (2, 1, 3)
     acc = np.zeros(6, np.int64 if dtype in INTS + (BOOL,) else np.float64)
-    cpu._sum_rows(x.reshape(6, 1).astype(acc.dtype), acc)  # the kernel, one row per sum
+    cpu._sum_rows.serial(x.reshape(6, 1).astype(acc.dtype), acc)  # the kernel: a row a sum
     kernel = acc.astype(np.int64 if dtype == BOOL else dtype)
     for axis, keepdims, shape in [(1, False, (2, 3)), (1, True, (2, 1, 3)),
                                   ((1,), False, (2, 3))]:

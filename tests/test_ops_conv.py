@@ -277,13 +277,14 @@ def test_threaded_loops_give_the_serial_bits(monkeypatch):
                 w_t.grad.numpy(), select]
 
     serial = run_all()
-    monkeypatch.setattr(K, "THREADED_MIN_WORK", 0)
     calls = []
     for name in ("_im2col", "_col2im", "_max_pool", "_max_pool_backward", "_max_pool_select",
                  "_avg_pool", "_avg_pool_backward"):
-        kernel = getattr(K, name).parallel
-        monkeypatch.setattr(getattr(K, name), "parallel",
-                            lambda *a, _k=kernel, _n=name: (calls.append(_n), _k(*a))[1])
+        loop = getattr(K, name)
+        assert loop.threshold == K.THREADED_MIN_WORK
+        monkeypatch.setattr(loop, "threshold", 0)
+        monkeypatch.setattr(loop, "parallel",
+                            lambda *a, _k=loop.parallel, _n=name: (calls.append(_n), _k(*a))[1])
     threaded = run_all()
     assert set(calls) == {"_im2col", "_col2im", "_max_pool", "_max_pool_backward",
                           "_max_pool_select", "_avg_pool", "_avg_pool_backward"}

@@ -19,7 +19,6 @@ summed over the batch, the input gradient ``w^T @ g`` scattered back by col2im
 from __future__ import annotations
 
 import math
-import types
 
 import numpy as np
 from numba import njit, prange
@@ -29,30 +28,12 @@ from . import cpu
 ndarray = np.ndarray
 
 
-# Elements of work from which a conv/pool loop runs threaded. These loops move memory and do
-# almost no arithmetic, so the bar is far above cpu.PARALLEL_MIN_WORK (multiply-adds).
+# Elements of work from which a conv/pool loop (a cpu.ByWork) runs threaded. These loops
+# move memory and do almost no arithmetic, so the bar is far above cpu.PARALLEL_MIN_WORK
+# (multiply-adds). With every loop threaded, the CNN step of bench row 8 (batch 32, 16x16,
+# an im2col of 0.6M elements) took 8 to 40 ms on 2 cores, against 1.8 ms with BLAS alone
+# threaded: numba's spinning threads fought BLAS's for the cores.
 THREADED_MIN_WORK = 1 << 22
-
-
-class _ByWork:
-    """A loop nest compiled twice, with ``prange`` threads and without; a call says how
-    many elements of ``work`` it does and runs threaded only from
-    :data:`THREADED_MIN_WORK` on. Below that, waking numba's thread pool costs more than
-    it gains, and its threads, spinning between calls, fight BLAS's own threads for the
-    cores: the CNN step of bench row 8 (batch 32, 16x16, the im2col of 0.6M elements)
-    took 8 to 40 ms with every loop threaded and 1.8 ms with BLAS alone threaded, on 2
-    cores. The two versions compute the same bits (threads write disjoint memory)."""
-
-    def __init__(self, fn):
-        self.parallel = njit(cache=True, parallel=True)(fn)
-        # A copy under its own name, so the two compiled versions get their own cache files.
-        serial = types.FunctionType(fn.__code__, fn.__globals__, fn.__name__ + "_serial",
-                                    fn.__defaults__, fn.__closure__)
-        serial.__qualname__ = fn.__qualname__ + "_serial"
-        self.serial = njit(cache=True)(serial)
-
-    def __call__(self, work: int, *args):
-        (self.parallel if work >= THREADED_MIN_WORK else self.serial)(*args)
 
 
 # -- shape rules (concrete shapes; the ops' rules in ops/conv.py also handle None) ----------
@@ -93,7 +74,7 @@ def _check_grad(g: ndarray, expected: tuple, what: str):
 
 
 # -- conv2d ---------------------------------------------------------------------------------
-@_ByWork
+@cpu.by_work(THREADED_MIN_WORK)
 def _im2col(x, cols, kh_, kw_, sh, sw, ph, pw, dh, dw, oh_, ow_):
     n_, c_, h_, w_ = x.shape
     for p in prange(n_ * c_):
@@ -112,7 +93,7 @@ def _im2col(x, cols, kh_, kw_, sh, sw, ph, pw, dh, dw, oh_, ow_):
                         cols[n, row, i * ow_ + j] = v
 
 
-@_ByWork
+@cpu.by_work(THREADED_MIN_WORK)
 def _col2im(cols, dx, kh_, kw_, sh, sw, ph, pw, dh, dw, oh_, ow_):
     """The adjoint of :func:`_im2col`: scatter-add each column of ``cols`` (N, C*KH*KW,
     OH*OW) back onto the input position it was read from; padding positions are dropped."""
@@ -212,7 +193,7 @@ def _window_max(x, n, c, i, j, kh_, kw_, sh, sw, ph, pw):
     return m, by, bx
 
 
-@_ByWork
+@cpu.by_work(THREADED_MIN_WORK)
 def _max_pool(x, out, kh_, kw_, sh, sw, ph, pw):
     n_, c_ = x.shape[0], x.shape[1]
     for p in prange(n_ * c_):
@@ -223,7 +204,7 @@ def _max_pool(x, out, kh_, kw_, sh, sw, ph, pw):
                 out[n, c, i, j] = _window_max(x, n, c, i, j, kh_, kw_, sh, sw, ph, pw)[0]
 
 
-@_ByWork
+@cpu.by_work(THREADED_MIN_WORK)
 def _max_pool_backward(x, g, dx, kh_, kw_, sh, sw, ph, pw):
     # Each gradient goes to its window's first maximum; a plane is one thread's, so the
     # accumulation (windows overlap when stride < kernel) never races.
@@ -239,7 +220,7 @@ def _max_pool_backward(x, g, dx, kh_, kw_, sh, sw, ph, pw):
                     dx[n, c, by, bx] += g[n, c, i, j]
 
 
-@_ByWork
+@cpu.by_work(THREADED_MIN_WORK)
 def _max_pool_select(x, g, out, kh_, kw_, sh, sw, ph, pw):
     # The transpose of _max_pool_backward: each window reads g at its first maximum of x.
     n_, c_ = x.shape[0], x.shape[1]
@@ -252,7 +233,7 @@ def _max_pool_select(x, g, out, kh_, kw_, sh, sw, ph, pw):
                 out[n, c, i, j] = g[n, c, by, bx] if by >= 0 else 0
 
 
-@_ByWork
+@cpu.by_work(THREADED_MIN_WORK)
 def _avg_pool(x, out, kh_, kw_, sh, sw, ph, pw):
     n_, c_, h_, w_ = x.shape
     oh_, ow_ = out.shape[2], out.shape[3]
@@ -274,7 +255,7 @@ def _avg_pool(x, out, kh_, kw_, sh, sw, ph, pw):
                 out[n, c, i, j] = s / count
 
 
-@_ByWork
+@cpu.by_work(THREADED_MIN_WORK)
 def _avg_pool_backward(g, dx, kh_, kw_, sh, sw, ph, pw):
     n_, c_, h_, w_ = dx.shape
     oh_, ow_ = g.shape[2], g.shape[3]

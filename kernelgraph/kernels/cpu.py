@@ -13,6 +13,7 @@ bounds whatever a user passes.
 from __future__ import annotations
 
 import math
+import types
 
 import numba
 import numpy as np
@@ -25,6 +26,32 @@ _builtin_abs = abs
 
 # Work below this many multiply-adds is not worth waking numba's thread pool for.
 PARALLEL_MIN_WORK = 1 << 18
+
+
+class ByWork:
+    """A loop nest compiled twice, with ``prange`` threads and without; a call passes how
+    many elements of ``work`` it does first, and runs threaded only from ``threshold`` on.
+    Below that, waking numba's thread pool costs more than it gains, and its threads,
+    spinning between calls, fight BLAS's own threads for the cores (kernels/conv.py says
+    how much that cost a CNN step). Each ``prange`` iteration writes its own part of the
+    output in the same order either way, so the two versions compute the same bits."""
+
+    def __init__(self, fn, threshold: int):
+        self.threshold = threshold
+        self.parallel = njit(cache=True, parallel=True)(fn)
+        # A copy under its own name, so the two compiled versions get their own cache files.
+        serial = types.FunctionType(fn.__code__, fn.__globals__, fn.__name__ + "_serial",
+                                    fn.__defaults__, fn.__closure__)
+        serial.__qualname__ = fn.__qualname__ + "_serial"
+        self.serial = njit(cache=True)(serial)
+
+    def __call__(self, work: int, *args):
+        (self.parallel if work >= self.threshold else self.serial)(*args)
+
+
+def by_work(threshold: int):
+    """Decorator: the loop nest as a :class:`ByWork` with that ``threshold``."""
+    return lambda fn: ByWork(fn, threshold)
 
 
 class UfuncKernel:
@@ -148,17 +175,8 @@ relu_grad = UfuncKernel("relu_grad", _relu_grad, _same(2))
 # reducing the trailing axes of a C-contiguous array gives (outer, inner) "rows"; reducing
 # the leading axes gives "columns". Anything else is transposed into rows first (one copy).
 
-@njit(cache=True)
+@by_work(PARALLEL_MIN_WORK)
 def _sum_rows(a, acc):
-    for i in range(a.shape[0]):
-        s = acc[i]
-        for k in range(a.shape[1]):
-            s += a[i, k]
-        acc[i] = s
-
-
-@njit(cache=True, parallel=True)
-def _sum_rows_parallel(a, acc):
     for i in prange(a.shape[0]):
         s = acc[i]
         for k in range(a.shape[1]):
@@ -268,10 +286,7 @@ def reduce_sum(x: ndarray, axis=None, keepdims=False) -> ndarray:
         a2 = a2.astype(np.int64)
     if form == "rows":
         acc = np.zeros(a2.shape[0], _accumulator(x.dtype))
-        if a2.size >= PARALLEL_MIN_WORK and a2.shape[0] > 1:
-            _sum_rows_parallel(a2, acc)
-        else:
-            _sum_rows(a2, acc)
+        _sum_rows(a2.size if a2.shape[0] > 1 else 0, a2, acc)
     else:
         acc = np.zeros(a2.shape[1], _accumulator(x.dtype))
         _sum_cols(a2, acc)
@@ -296,7 +311,7 @@ def sum_leading(x: ndarray, lead: int) -> ndarray:
         return _sum_of_one(x, x.shape[lead:])
     a2, form = _as_2d(x, tuple(range(lead)))
     acc = np.zeros(a2.shape[1] if form == "cols" else a2.shape[0], np.float64)
-    (_sum_cols if form == "cols" else _sum_rows)(a2, acc)
+    (_sum_cols if form == "cols" else _sum_rows.serial)(a2, acc)
     return acc.astype(x.dtype).reshape(x.shape[lead:])
 
 
@@ -337,26 +352,8 @@ def reduce_max(x: ndarray, axis=None, keepdims=False) -> ndarray:
 
 
 # -- matmul ----------------------------------------------------------------------------------
-@njit(cache=True)
-def _matmul_batched(a, b, out):
-    nb, m, kk = a.shape
-    n = b.shape[2]
-    for p in range(nb * m):
-        bi = p // m
-        i = p % m
-        row = out[bi, i]
-        row[:] = 0
-        for k in range(kk):
-            aik = a[bi, i, k]
-            brow = b[bi, k]
-            for j in range(n):
-                row[j] += aik * brow[j]
-
-
-# The same loop again with prange: numba compiles a function once per option set, so the
-# serial and the threaded kernel must be two functions (threads cost ~10 us to wake).
-@njit(cache=True, parallel=True)
-def _matmul_batched_parallel(a, b, out):
+@by_work(PARALLEL_MIN_WORK)
+def _matmul_batched(a, b, out):  # integer dtypes (floats go to BLAS, below)
     nb, m, kk = a.shape
     n = b.shape[2]
     for p in prange(nb * m):
@@ -436,10 +433,8 @@ def matmul(a: ndarray, b: ndarray) -> ndarray:
     out = np.empty((a3.shape[0], a3.shape[1], n), a.dtype)
     if a3.dtype in BLAS_DTYPES and out.size and k:
         _matmul_batched_blas(a3, b3, out)
-    elif nb * m * k * n >= PARALLEL_MIN_WORK and a3.shape[0] * a3.shape[1] > 1:
-        _matmul_batched_parallel(a3, b3, out)
     else:
-        _matmul_batched(a3, b3, out)
+        _matmul_batched(nb * m * k * n if a3.shape[0] * a3.shape[1] > 1 else 0, a3, b3, out)
     return out.reshape(shape)
 
 
@@ -507,11 +502,9 @@ def _rnn_cell_backward(g, y, x, h, w_ih, w_hh, need_x, need_h, need_w, need_b):
         np.dot(da.T, x, dw_ih)  # da.T is F-ordered: BLAS's transpose flag, as matmul's call
         dw_hh = np.empty((hidden, hidden), y.dtype)
         np.dot(da.T, h, dw_hh)
-    acc = np.zeros(hidden if need_b else 0, np.float64)  # _sum_cols: rows in order, float64
+    acc = np.zeros(hidden if need_b else 0, np.float64)
     if need_b:
-        for i in range(batch):
-            for j in range(hidden):
-                acc[j] += da[i, j]
+        _sum_cols(da, acc)  # reduce_sum's column sum: float64, rows in order
     return dx, dh, dw_ih, dw_hh, acc.astype(y.dtype)
 
 

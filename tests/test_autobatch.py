@@ -366,6 +366,28 @@ def test_intermediates_are_freed_without_a_garbage_collection():
         gc.enable()
 
 
+def test_the_garbage_collector_pauses_inside_the_outermost_block_only():
+    import gc
+
+    x = kg.tensor([1.0])
+    assert gc.isenabled()
+    with pytest.raises(KeyError):
+        with kg.autobatch():
+            assert not gc.isenabled()
+            with kg.autobatch():
+                y = x * 2.0
+            assert not gc.isenabled()  # leaving an inner block does not resume it
+            raise KeyError("boom")
+    assert gc.isenabled() and y.item() == 2.0  # resumed, also when the block raised
+    gc.disable()  # someone else paused it: the block leaves it paused
+    try:
+        with kg.autobatch():
+            y = x * 3.0
+        assert not gc.isenabled() and y.item() == 3.0
+    finally:
+        gc.enable()
+
+
 def test_kg_function_and_casts_inside_the_block():
     w = kg.tensor(np.ones((3, 2), np.float32), requires_grad=True)
 

@@ -218,8 +218,12 @@ def test_while_gradient_does_not_run_the_body_forward_again(graph):
     w = kg.Variable(np.eye(3) * 0.5, name="w")
     _, h = kg.while_loop(lambda i, h: i < 4, lambda i, h: (i + 1, kg.tanh(kg.matmul(h, w))),
                          [0, x])
-    grads = kg.gradients(kg.reduce_sum(h), [x, w])
-    out = run(grads, {x: np.ones((2, 3))})
+    sess = kg.Session(graph)
+    sess.run(kg.global_variables_initializer())
+    before = sess.run(h, {x: np.ones((2, 3))})  # the body compiled before any gradient
+    grads = kg.gradients(kg.reduce_sum(h), [x, w])  # makes the body keep its tanh
+    out = sess.run(grads, {x: np.ones((2, 3))})
+    np.testing.assert_array_equal(sess.run(h, {x: np.ones((2, 3))}), before)
     while_grad = next(n for n in graph.nodes if n.op.name == "while_grad")
     sub = while_grad.attrs["spec"].sub
     (plan,) = sub._family.plans.values()

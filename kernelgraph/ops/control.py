@@ -278,13 +278,14 @@ def while_loop(cond: Callable, body: Callable, loop_vars, shape_invariants=None,
     in TF; no error).
 
     Eager tensors: a Python loop, recorded op by op (``backward()`` works). Graph nodes: one
-    ``while_loop`` node; ``cond`` and ``body`` are traced once, with each loop variable as a
+    ``while_loop`` node; ``cond`` and ``body`` are traced once (``cond`` once more inside the
+    body, which so also says whether to go on), with each loop variable as a
     placeholder whose shape is its *shape invariant*: its entry shape unless
     ``shape_invariants`` (same structure, shapes with ``None`` for dims that may change)
     says otherwise; a body that changes a declared dim is an error. ``kg.gradients`` reaches
     the initial loop variables and every outer tensor ``cond``/``body`` read (variables,
-    weights), by running the body's gradient backwards over the recorded iterations
-    (``back_prop=False``: no gradient, nothing recorded).
+    weights), by running the body's gradient backwards over the recorded iterations and
+    the activations each one kept (``back_prop=False``: no gradient, nothing recorded).
 
     >>> import kernelgraph as kg
     >>> g = kg.Graph()

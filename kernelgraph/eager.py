@@ -29,6 +29,7 @@ from . import ops as O
 from .errors import ShapeError
 from .graph import Node, _sequence, shape_str, user_location
 from .ops import registry
+from .ops.products import Sink, Stacker
 
 ndarray = np.ndarray
 _grad_enabled = True
@@ -567,6 +568,7 @@ class _EagerMode(autodiff.Mode):
     def __init__(self, create_graph):
         self.create_graph = create_graph
         self._sums = {}  # id(leaf) -> the array this backward sums the leaf's gradient in
+        self.sinks = {}  # id(leaf) -> (leaf, its Sink): gradients handed in as factors
 
     def accumulate(self, key, total, g):
         # A weight used at every step of an RNN gets a gradient per step: after the first
@@ -589,13 +591,23 @@ class _EagerMode(autodiff.Mode):
 
     def inputs(self, node):
         needs, values, keys = [], [], []
-        as_tensor = self.create_graph
+        as_tensor, sinks = self.create_graph, self.sinks
         for x in node.inputs:
             if type(x) is Tensor:
                 values.append(x if as_tensor else x.data)
                 if x.requires_grad:
-                    needs.append(True)
-                    keys.append(x if x._node is None else x._node)
+                    if x._node is None:  # a leaf: a rule may hand its gradient to a sink
+                        if as_tensor:
+                            needs.append(True)
+                        else:
+                            entry = sinks.get(id(x))
+                            if entry is None:
+                                entry = sinks[id(x)] = (x, Sink())
+                            needs.append(entry[1])
+                        keys.append(x)
+                    else:
+                        needs.append(True)
+                        keys.append(x._node)
                     continue
             else:
                 values.append(x)
@@ -687,8 +699,15 @@ def _differentiate(tensors, grad_tensors, retain_graph, create_graph, stop=()):
         retain_graph = create_graph  # as in PyTorch
     stop_ids = {id(n) for n in stop}
     order = [n for n in _reachable([t._node for t in tensors]) if id(n) not in stop_ids]
+    mode = _EagerMode(create_graph)
     with set_grad_enabled(create_graph):
-        autodiff.propagate(order, grads, _EagerMode(create_graph))
+        autodiff.propagate(order, grads, mode)
+        stacked = Stacker()
+        for leaf_id, (leaf, sink) in mode.sinks.items():
+            g = sink.value(stacked)  # a weight's per-step gradients, as one product now
+            if g is not None:
+                prev = grads.get(leaf_id)
+                grads[leaf_id] = (leaf, g if prev is None else O.add(prev[1], g))
     if not retain_graph:
         for node in order:
             node.freed = True

@@ -155,6 +155,36 @@ def test_rnn_cell_eager_matches_numpy_and_finite_differences():
                                np_cell(x, np.zeros((2, H)), p), rtol=1e-12)
 
 
+def test_eager_backward_sums_a_weights_steps_in_one_product():
+    # The cell hands its leaf weights' per-step gradients to sinks, summed in one product
+    # when backward() ends (kernelgraph/ops/products.py). Here one square matrix is both
+    # weights of the cell and also used outside it, one bias vector is both biases: every
+    # gradient must still be the sum over every use, as the composed formula gives it.
+    rng = np.random.default_rng(3)
+    w0, b0 = rng.standard_normal((H, H)) * 0.5, rng.standard_normal(H)
+    xs = [rng.standard_normal((2, H)) for _ in range(5)]
+
+    def run(fused):
+        w, b = kg.tensor(w0, requires_grad=True), kg.tensor(b0, requires_grad=True)
+        seen = []
+        w.register_hook(lambda g: seen.append(g.numpy().copy()))
+        h = kg.zeros(2, H, dtype=kg.float64)
+        for x in xs:
+            x = kg.tensor(x)
+            h = kg.ops.rnn_tanh_cell(x, h, w, w, b, b) if fused else \
+                kg.tanh(x @ w.T + b + h @ w.T + b)
+        loss = (h * h).sum() + (w * w).sum() + b.sum()
+        loss.backward()
+        (gw, gb) = kg.autograd.grad((kg.ops.rnn_tanh_cell(kg.tensor(xs[0]), h.detach(), w, w,
+                                                           b, b) if fused else
+                                     kg.tanh(kg.tensor(xs[0]) @ w.T + b + h.detach() @ w.T
+                                             + b)).sum(), [w, b])
+        return w.grad.numpy(), b.grad.numpy(), seen[0], gw.numpy(), gb.numpy()
+
+    for fused, composed in zip(run(True), run(False)):
+        np.testing.assert_allclose(fused, composed, rtol=1e-12, atol=1e-12)
+
+
 def test_rnn_cell_static_starts_from_the_eager_weights():
     cell = kg.nn.RNNCell(F, H)
     x = np.ones((2, F), np.float32)

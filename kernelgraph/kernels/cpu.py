@@ -483,24 +483,29 @@ _tanh_grad_scalar = njit(cache=True)(_tanh_grad)  # the tanh_grad ufunc's body, 
 
 
 @njit(cache=True)
-def _rnn_cell_backward(g, y, x, h, w_ih, w_hh, need_x, need_h, need_w, need_b):
+def _rnn_cell_input_grads(g, y, w_ih, w_hh, need_x, need_h):
     batch, hidden = y.shape
     da = np.empty((batch, hidden), y.dtype)
     for i in range(batch):
         for j in range(hidden):
             da[i, j] = _tanh_grad_scalar(y[i, j], g[i, j])
-    none = np.empty((0, 0), y.dtype)
-    dx, dh, dw_ih, dw_hh = none, none, none, none
+    dx = np.empty((batch, w_ih.shape[1] if need_x else 0), y.dtype)
+    dh = np.empty((batch, hidden if need_h else 0), y.dtype)
     if need_x:
-        dx = np.empty((batch, w_ih.shape[1]), y.dtype)
         np.dot(da, w_ih, dx)
     if need_h:
-        dh = np.empty((batch, hidden), y.dtype)
         np.dot(da, w_hh, dh)
+    return da, dx, dh
+
+
+@njit(cache=True)
+def _rnn_cell_backward(g, y, x, h, w_ih, w_hh, need_x, need_h, need_w, need_b):
+    da, dx, dh = _rnn_cell_input_grads(g, y, w_ih, w_hh, need_x, need_h)
+    hidden = y.shape[1]
+    dw_ih = np.empty((hidden if need_w else 0, x.shape[1]), y.dtype)
+    dw_hh = np.empty((hidden if need_w else 0, hidden), y.dtype)
     if need_w:
-        dw_ih = np.empty((hidden, x.shape[1]), y.dtype)
         np.dot(da.T, x, dw_ih)  # da.T is F-ordered: BLAS's transpose flag, as matmul's call
-        dw_hh = np.empty((hidden, hidden), y.dtype)
         np.dot(da.T, h, dw_hh)
     acc = np.zeros(hidden if need_b else 0, np.float64)
     if need_b:
@@ -518,10 +523,20 @@ def rnn_tanh_cell_grad(g: ndarray, y: ndarray, x: ndarray, h: ndarray, w_ih: nda
     need_w, need_b = needs[2] or needs[3], needs[4] or needs[5]
     dx, dh, dw_ih, dw_hh, db = _rnn_cell_backward(
         _blas_layout(g), y, _blas_layout(x), _blas_layout(h), _blas_layout(w_ih),
-        _blas_layout(w_hh), needs[0], needs[1], need_w, need_b)
+        _blas_layout(w_hh), bool(needs[0]), bool(needs[1]), bool(need_w), bool(need_b))
     return (dx if needs[0] else None, dh if needs[1] else None,
             dw_ih if needs[2] else None, dw_hh if needs[3] else None,
             db if needs[4] else None, db if needs[5] else None)
+
+
+def rnn_tanh_cell_input_grads(g: ndarray, y: ndarray, w_ih: ndarray, w_hh: ndarray,
+                              need_x: bool, need_h: bool) -> tuple:
+    """``(da, dx, dh)`` of :func:`rnn_tanh_cell_grad` (dx, dh None when not needed), where
+    ``da = g * (1 - y**2)`` is the gradient at the pre-activation: for a caller that sums
+    the weights' gradients itself, from ``da`` and the inputs (ops/products.py)."""
+    da, dx, dh = _rnn_cell_input_grads(_blas_layout(g), y, _blas_layout(w_ih),
+                                       _blas_layout(w_hh), need_x, need_h)
+    return da, (dx if need_x else None), (dh if need_h else None)
 
 
 # -- softmax family --------------------------------------------------------------------------

@@ -26,6 +26,7 @@ from ..graph import shape_str
 from ..kernels import cpu
 from .elementwise import _floating, _to, tanh_grad
 from .linalg import matmul
+from .products import Sink
 from .reduce import sum as reduce_sum
 from .registry import define
 from .shape import matrix_transpose
@@ -83,7 +84,23 @@ def _same(what, named_dims):
 
 def _cell_grad(g, out, needs, attrs, x, h, w_ih, w_hh, b_ih, b_hh):
     if _one_call(g, out, x, h, w_ih, w_hh):  # eager backward: the same bits in one call
-        return cpu.rnn_tanh_cell_grad(g, out, x, h, w_ih, w_hh, needs)
+        w_ih_sink, w_hh_sink, b_ih_sink, b_hh_sink = needs[2:]
+        for n in needs[2:]:
+            if n and type(n) is not Sink:
+                return cpu.rnn_tanh_cell_grad(g, out, x, h, w_ih, w_hh, needs)
+        # Leaf weights: their gradients over all the steps are summed as one product when
+        # backward() ends (see ops/products.py), not computed and added step by step.
+        da, dx, dh = cpu.rnn_tanh_cell_input_grads(g, out, w_ih, w_hh, bool(needs[0]),
+                                                   bool(needs[1]))
+        if w_ih_sink:
+            w_ih_sink.add_product(da, x)
+        if w_hh_sink:
+            w_hh_sink.add_product(da, h)
+        if b_ih_sink:
+            b_ih_sink.add_column_sums(da)
+        if b_hh_sink:
+            b_hh_sink.add_column_sums(da)
+        return dx, dh, None, None, None, None
     da = tanh_grad(out, g)  # the gradient at the pre-activation, shared by every input
     dat = matrix_transpose(da) if needs[2] or needs[3] else None
     db = reduce_sum(da, axis=0) if needs[4] or needs[5] else None

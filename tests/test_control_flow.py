@@ -213,6 +213,30 @@ def test_while_gradient_uses_the_activations_the_forward_made(graph):
     np.testing.assert_allclose(slope, value / x0, rtol=1e-12)
 
 
+def test_cond_gradient_repeats_the_draws_of_the_branch_it_recomputes(graph):
+    # The gradient of a cond computes its branch again; a dropout inside must give the
+    # mask the forward run drew (TF1's `tf.cond(training, dropout, identity)` pattern).
+    x = kg.placeholder(kg.float64, shape=[50], name="x")
+    training = kg.placeholder(kg.bool_, shape=[], name="training")
+    y = kg.cond(training, lambda: kg.dropout(x, p=0.5) * x, lambda: x * x)
+    (dx,) = kg.gradients(kg.reduce_sum(y), [x])
+    x0 = np.linspace(1.0, 2.0, 50)
+    with kg.Session(graph) as sess:
+        masks = []
+        for _ in range(2):  # each run draws a new mask, and its gradient uses that one
+            value, slope = sess.run([y, dx], {x: x0, training: True})
+            mask = value / (x0 * x0)
+            assert 0 < np.count_nonzero(mask) < 50
+            np.testing.assert_allclose(slope, 2 * mask * x0, rtol=1e-12)
+            masks.append(mask)
+        assert not np.array_equal(*masks)
+        # Only the gradient fetched: the forward cond still runs first, so there is a draw.
+        (g,) = sess.run([dx], {x: x0, training: True})
+        assert set(np.unique(g / (2 * x0)).round(12)) <= {0.0, 2.0}
+        value, slope = sess.run([y, dx], {x: x0, training: False})
+        np.testing.assert_allclose(slope, 2 * x0)
+
+
 def test_while_gradient_does_not_run_the_body_forward_again(graph):
     x = kg.placeholder(kg.float64, shape=[None, 3], name="x")
     w = kg.Variable(np.eye(3) * 0.5, name="w")

@@ -42,15 +42,25 @@ _state = {"seed": 0, "auto": 0, "streams": {}}
 
 
 class Stream:
-    """The draw counter of one random op (eager: of one op seed; static: of one node)."""
+    """The draw counter of one random op (eager: of one op seed; static: of one node).
 
-    __slots__ = ("draws",)
+    While ``replaying`` is set, :meth:`take` gives the last draw again instead of the next
+    one: the gradient of a static ``kg.cond`` computes its branch again, and must see the
+    same dropout mask as the forward run did (``static/control_flow.py``)."""
+
+    __slots__ = ("draws", "last", "replaying")
 
     def __init__(self):
         self.draws = 0
+        self.last = None  # the draw index take() gave last
+        self.replaying = False
 
     def take(self) -> int:
-        k = self.draws
+        if self.replaying:
+            if self.last is None:
+                raise RuntimeError("a random op's draw was to be repeated, but it never drew")
+            return self.last
+        k = self.last = self.draws
         self.draws += 1
         return k
 

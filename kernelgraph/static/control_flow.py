@@ -17,7 +17,9 @@ The design is TF2's *functional* control flow, small enough to read:
   inside names the inner node and the user's line, plus the loop iteration.
 - **Gradients.** ``kg.gradients`` inside the inner graph (with placeholders for the incoming
   gradients) gives each branch's or body's gradient graph. The gradient of a ``cond`` is a
-  ``cond`` over the branches' gradient graphs (so it is differentiable again); the gradient
+  ``cond`` over the branches' gradient graphs (so it is differentiable again), run after the
+  forward ``cond``: it computes the branch again, with the branch's random ops repeating
+  the draw the forward made (``Subgraph.replays``); the gradient
   of a ``while_loop`` is a ``while_grad`` node that runs the body's gradient graph backwards
   over the loop variables the forward run recorded, summing the gradients of the captured
   tensors (weights) over the iterations. The activations that gradient graph reads (an
@@ -220,6 +222,9 @@ class Subgraph:
         self.index = list(index)
         self.what = what
         self.gradients: dict = {}  # cache of gradient Subgraphs, by what they differentiate
+        # Random streams whose last draw a run repeats: a cond's gradient computes its
+        # branch's forward again, and must see the forward's dropout masks, not new ones.
+        self.replays: tuple = ()
         self._session = None
         self._family = None  # the compiled plans of an untraced run, per fed shapes
 
@@ -230,12 +235,17 @@ class Subgraph:
             from .session import Session
 
             self._session = Session(self.graph)
+        for stream in self.replays:
+            stream.replaying = True
         try:
             if trace.active:  # a watched run reports every node: the Session's own path
                 return self._session.run(self.outputs, dict(zip(self.inputs, values)))
             return self._run_plan(values)
         except OpError as e:  # already names the inner node and the user's line
             raise type(e)(f"{e.message}\n  {context()}", node=e.node) from None
+        finally:
+            for stream in self.replays:
+                stream.replaying = False
 
     def _run_plan(self, values) -> list:
         # What Session.run does, less what a loop body run once per iteration need not
@@ -486,13 +496,13 @@ def _merge_shape(a, b, k):
 
 
 def make_cond(graph, pred, true: Subgraph, false: Subgraph, inputs, shapes, dtypes, name,
-              location) -> list[Node]:
+              location, after=()) -> list[Node]:
     """A ``cond`` node reading ``pred`` and ``inputs`` (which feed the branches' inputs, by
-    their ``index``), and its ``output`` nodes."""
+    their ``index``), run after the nodes ``after``, and its ``output`` nodes."""
     spec = CondSpec(true, false)
     ins = (placed(pred, CPU, location), *(placed(x, CPU, location) for x in inputs))
     node = graph.add_node(cond_op, ins, {"spec": spec}, None, OBJECT, name or "cond", location,
-                          device=CPU)
+                          control_inputs=after, device=CPU)
     spec.name, spec.location = node.name, location
     true.graph.sealed = false.graph.sealed = True
     return _outputs(node, shapes, dtypes, location)
@@ -733,12 +743,17 @@ def cond_gradient(node, g, needs, spec: CondSpec, pred, inputs):
                                   [position[j] for j in wanted], f"gradient of the {sub.what}",
                                   extra)
             hit.index = sub.index + extra_index + [len(inputs) + k for k in range(len(present))]
+            # The branch's random ops that the gradient computes again repeat their draw.
+            hit.replays = tuple(m.attrs["stream"] for m in passes.prune(hit.outputs,
+                                                                        hit.inputs).nodes
+                                if m.op.name in passes.RANDOM)
             sub.gradients[key] = hit
         branches.append(hit)
     grads = [placed(g.items[i], CPU, node.location) for i in present]
+    # After the forward cond (a control input), so that the draws it repeats are this run's.
     made = make_cond(node.graph, pred, branches[0], branches[1], list(inputs) + grads,
                      [inputs[j].shape for j in wanted], [inputs[j].dtype for j in wanted],
-                     "cond_grad", node.location)
+                     "cond_grad", node.location, after=(node,))
     result = list(none)
     for j, out in zip(wanted, made):
         result[1 + j] = out

@@ -571,11 +571,12 @@ class _EagerMode(autodiff.Mode):
         self.sinks = {}  # id(leaf) -> (leaf, its Sink): gradients handed in as factors
 
     def accumulate(self, key, total, g):
-        # A weight used at every step of an RNN gets a gradient per step: after the first
-        # sum, which makes a new array, they are added into that array in place (the same
-        # IEEE additions as the add op's, one allocation and dispatch fewer per step). Only
-        # an array made here is written: a rule's result may be shared (one bias gradient
-        # handed to two inputs).
+        # A weight used many times (a tree network's layer at every node) gets a gradient per
+        # use: after the first sum, which makes a new array, they are added into that array
+        # in place (the same IEEE additions as the add op's, one allocation and dispatch
+        # fewer per use). Only an array made here is written: a rule's result may be shared
+        # (one bias gradient handed to two inputs). An RNN cell's weights skip this: their
+        # rule hands the factors to a Sink (ops/products.py).
         # (propagate hands over g in the leaf's shape and dtype.)
         if type(key) is Tensor and not self.create_graph:
             if self._sums.get(id(key)) is total and type(g) is ndarray:

@@ -519,7 +519,8 @@ def rnn_tanh_cell_grad(g: ndarray, y: ndarray, x: ndarray, h: ndarray, w_ih: nda
     where ``needs`` says no, from the output ``y`` and its gradient ``g`` (2-D float arrays
     of one dtype, no empty dim): one compiled call doing what the op's gradient rule does
     with five ops (tanh_grad, three BLAS products, a column sum), with the same arithmetic
-    in the same order, so the same bits. Eager ``backward()`` runs it once per RNN step."""
+    in the same order, so the same bits. Eager ``backward()`` runs it once per RNN step when
+    a weight is not a leaf (leaf weights go to sinks: :func:`rnn_tanh_cell_input_grads`)."""
     need_w, need_b = needs[2] or needs[3], needs[4] or needs[5]
     dx, dh, dw_ih, dw_hh, db = _rnn_cell_backward(
         _blas_layout(g), y, _blas_layout(x), _blas_layout(h), _blas_layout(w_ih),

@@ -760,7 +760,7 @@ def cond_gradient(node, g, needs, spec: CondSpec, pred, inputs):
     return tuple(result)
 
 
-def _replaying_saved(spec: WhileSpec, grad: Subgraph, n_grads: int):
+def _fed_kept_activations(spec: WhileSpec, grad: Subgraph, n_grads: int):
     """``grad`` (the body's gradient graph, inputs ``body.inputs + n_grads gradients``) fed
     each iteration the forward activations it reads, which the forward loop then keeps,
     instead of computing the body's forward again; and fed only the body inputs it still
@@ -816,7 +816,7 @@ def while_gradient(node, g, needs, spec: WhileSpec, inputs):
                                [outs[n + s] for s in stacked],
                                [position[k] for k in floats] + [position[i] for i in caps],
                                "gradient of the body of kg.while_loop")
-        hit = spec.body.gradients[key] = _replaying_saved(spec, full,
+        hit = spec.body.gradients[key] = _fed_kept_activations(spec, full,
                                                           len(floats) + len(stacked))
     sub, saved_at = hit
     grads = [placed(g.items[k], CPU, node.location) for k in present]

@@ -24,13 +24,16 @@ dtype are known). When a value is needed -- ``.item()``, ``.numpy()``, ``print``
    the same for every sample: it is recorded once and handed to every caller;
 2. nodes are grouped by (**depth**, signature); depth is 1 + the deepest pending input, so
    the nodes of one group never depend on each other (DyNet's depth-based batching);
-3. groups run in depth order, each as ONE call of the op on batched operands: the
-   per-sample operands stacked along a new leading axis (taken straight from the producing
-   group's batched result when they came from one: a slice or a gather, no copy per sample),
-   inputs that every member shares as they are (broadcasting), and axis-like attributes
-   shifted by one. ``x_i @ W`` with a shared 2-D ``W`` becomes one ``(n*rows, k) @ W``
-   product. A group whose members use different parameters in one input (``W_plus`` and
-   ``W_times``) runs once per parameter. Ops that cannot be batched run one by one.
+3. groups run in depth order, each as ONE call of the op on batched operands, taken
+   straight from the producing group's batched result when they came from one (the whole
+   result, a slice or a gather: no copy per sample); inputs that every member shares go in
+   as they are (broadcasting). Row-wise ops -- a cell step, ``x_i @ W`` with a shared 2-D
+   ``W``, elementwise ops, ``concat`` along a later axis, embedding lookups -- run on the
+   members' rows joined end to end (``x_i`` of shape (rows, k) become one (n*rows, k)
+   operand), so the batched graph has no reshapes around them; other ops get the members
+   stacked along a new leading axis, with axis-like attributes shifted by one. A group whose
+   members use different parameters in one input (``W_plus`` and ``W_times``) runs once
+   per parameter. Ops that cannot be batched run one by one.
 
 Each pending tensor that someone still holds then gets its row of the batched result (a
 view) and a recorded node that selects that row; one that only other pending ops used is
@@ -415,6 +418,14 @@ def _materialize(t, data, node):
     t.__class__ = Tensor
 
 
+# How a group's batched result holds its members (a batcher picks one per group):
+# STACKED: member i is ``out[i]`` -- the members stacked along a new leading axis;
+# FLAT: member i, of shape (r, ...), is rows ``i*r`` to ``(i+1)*r`` of ``out`` -- the members
+# joined along their own first axis. Row-wise ops (a cell step, ``x @ W``, elementwise ops on
+# whole rows) run on FLAT operands as they are, with no reshape in the graph.
+STACKED, FLAT = "stacked", "flat"
+
+
 def _run_group(group, batcher, rowof) -> bool:
     """Run ``group`` as one batched call; False (nothing done) when it cannot be batched."""
     n, p0 = len(group), group[0]
@@ -447,25 +458,30 @@ def _run_group(group, batcher, rowof) -> bool:
         r = eager.apply(p0.op, p0.args, p0.attrs)
         data, node = _DATA.__get__(r), _NODE.__get__(r)
         # Later groups see one shared input, not n copies; where it meets other values in
-        # a column it is row 0 of a one-row batch.
-        one = (O.reshape(r, shape=(1, *p0.shape)), 0, r.requires_grad)
+        # a column it is a one-member batch.
+        one = ((O.reshape(r, shape=(1,)), 0, r.requires_grad, 0) if not p0.shape else
+               (r, 0, r.requires_grad, p0.shape[0]))
         for p in group:
             _materialize(p.out, data, node)
             _alias[id(p.out)] = r
             rowof[id(p.out)] = one
         _record_launch(p0.op.name, n)
         return True
-    if not batcher(p0, operands, n, check=True):
+    layout = batcher(p0, operands, n, None)
+    if not layout:
         return False
+    flat = layout is FLAT
     helpers = [0]
     _ready([v for s, v in operands if s], rowof)
-    operands = [(s, v if s else _stacked(col, n, rowof, helpers))
+    operands = [(s, v if s else _stacked(col, n, rowof, helpers, flat))
                 for (s, v), col in zip(operands, columns)]
-    out = batcher(p0, operands, n, check=False)
+    out = batcher(p0, operands, n, layout)
     if out is None:
         return False
     data = out if type(out) is ndarray else _DATA.__get__(out)
-    if data.shape != (n, *p0.shape) or data.dtype != p0.dtype:
+    r = p0.shape[0] if flat else 0
+    if data.shape != ((n * r, *p0.shape[1:]) if flat else (n, *p0.shape)) or \
+            data.dtype != p0.dtype:
         return False  # a case the batcher does not cover: run the nodes one by one
     # Each pending tensor's row. One that only pending ops of this run still reference
     # (refcount: its record, each use, and the two here) is left as it is: its consumers
@@ -475,19 +491,26 @@ def _run_group(group, batcher, rowof) -> bool:
     refs = sys.getrefcount
     for i, p in enumerate(group):
         t = p.out
-        rowof[id(t)] = p.row = (out, i, need_node)
+        rowof[id(t)] = p.row = (out, i, need_node, r)
         if refs(t) > 3 + p.uses:
-            _materialize_row(t, out, i, need_node)
+            _materialize_row(t, out, i, need_node, r)
     _record_launch(p0.op.name, n)
     _count("helpers", helpers[0])
     return True
 
 
-def _materialize_row(t, batched, i, need_node):
+def _materialize_row(t, batched, i, need_node, r):
+    """Make ``t`` the ordinary tensor ``batched``'s member ``i`` (layout: ``r`` rows per
+    member, 0 for STACKED)."""
     data = batched if type(batched) is ndarray else _DATA.__get__(batched)
-    row = data[i] if data.ndim > 1 else data[i:i + 1].reshape(())
+    if r:
+        index = (i * r, (i + 1) * r, None)
+        row = data[i * r:(i + 1) * r]
+    else:
+        index = i
+        row = data[i] if data.ndim > 1 else data[i:i + 1].reshape(())
     _DATA.__set__(t, row)
-    _NODE.__set__(t, _row_node(batched, i, row) if need_node else None)
+    _NODE.__set__(t, _row_node(batched, index, row) if need_node else None)
     t.__class__ = Tensor
 
 
@@ -509,16 +532,21 @@ def _record_launch(name, n):
         s.batch_sizes.setdefault(name, []).append(n)
 
 
-_ROW_ATTRS = [{"index": (i,)} for i in range(4096)]  # shared, never changed
+_ROW_ATTRS: dict = {}  # index -> the attrs {"index": (index,)}, shared and never changed
 
 
-def _row_node(batched, i, row):
-    """The recorded node ``batched[i]``: how a per-sample tensor's gradient reaches the
+def _row_node(batched, index, row):
+    """The recorded node ``batched[index]``: how a per-sample tensor's gradient reaches the
     batched node (only used when the user's own code reads the row later)."""
+    attrs = _ROW_ATTRS.get(index)
+    if attrs is None:
+        attrs = {"index": (index,)}
+        if len(_ROW_ATTRS) < 8192:
+            _ROW_ATTRS[index] = attrs
     node = EagerNode.__new__(EagerNode)
     node.op = _GETITEM
     node.inputs = (batched,)
-    node.attrs = _ROW_ATTRS[i] if i < len(_ROW_ATTRS) else {"index": (i,)}
+    node.attrs = attrs
     node.value = row
     node.seq = next(_sequence)
     node.freed = False
@@ -532,51 +560,94 @@ def _arr(x):
     return x if type(x) is ndarray else _DATA.__get__(x)
 
 
-def _stacked(col, n, rowof, helpers):
-    """The per-sample operands ``col`` as one (n, ...) tensor, from the producing groups'
-    batched results where possible (a view or one gather), else stacked."""
+def _in_layout(batched, r, flat, shape):
+    """``batched`` (a group's result in the layout ``r`` rows per member, 0 for STACKED)
+    in the layout the consumer wants: the same array, or a reshape of it (a view)."""
+    if bool(r) == flat:
+        return batched
+    if flat:  # (m, r, ...) -> (m*r, ...)
+        return O.reshape(batched, shape=(-1, *shape[1:]))
+    return O.reshape(batched, shape=(-1, *shape))
+
+
+def _stacked(col, n, rowof, helpers, flat):
+    """The per-sample operands ``col`` as one batched operand in the FLAT or STACKED
+    layout, from the producing groups' batched results where possible (a view or one
+    gather), else stacked (or joined)."""
     infos = list(map(rowof.get, map(id, col)))
+    shape = col[0].shape
+    r = shape[0] if flat else 1  # rows of the wanted layout per member
     if None not in infos:
-        first = infos[0][0]
-        if all(b is first for b, _, _ in infos):
-            rows = [r for _, r, _ in infos]
-            total = _arr(first).shape[0]
+        first, _, _, r_first = infos[0]
+        if all(b is first for b, _, _, _ in infos):
+            whole = _in_layout(first, r_first, flat, shape)
+            rows = [i for _, i, _, _ in infos]
+            total = _arr(whole).shape[0] // r
             start = rows[0]
             if rows == list(range(start, start + n)):
                 if start == 0 and n == total:
-                    return first
+                    return whole
                 helpers[0] += 1
-                return O.getitem(first, index=((start, start + n, None),))
+                return O.getitem(whole, index=((start * r, (start + n) * r, None),))
             helpers[0] += 1
-            return O.gather(first, np.array(rows, np.int64), axis=0)
+            return O.gather(whole, _row_index(rows, r), axis=0)
         sources, offsets, index = [], {}, []
-        for b, r, _ in infos:
+        for b, i, _, r_b in infos:
             off = offsets.get(id(b))
             if off is None:
-                off = offsets[id(b)] = sum(_arr(s).shape[0] for s in sources)
-                sources.append(b)
-            index.append(off + r)
+                off = offsets[id(b)] = sum(_arr(s).shape[0] for s in sources) // r
+                sources.append(_in_layout(b, r_b, flat, shape))
+            index.append(off + i)
         helpers[0] += 2
-        return O.gather(O.concat(sources, axis=0), np.array(index, np.int64), axis=0)
+        return O.gather(O.concat(sources, axis=0), _row_index(index, r), axis=0)
     helpers[0] += 1
     _ready(col, rowof)
     if not any(type(c) is Tensor and c.requires_grad for c in col):
         # Per-sample data (inputs, no gradient): the rows copied into one array.
-        return np.stack([_DATA.__get__(c) if type(c) is Tensor else c for c in col])
-    return O.stack(list(col), axis=0)
+        arrays = [_DATA.__get__(c) if type(c) is Tensor else c for c in col]
+        return np.concatenate(arrays) if flat else np.stack(arrays)
+    return O.concat(list(col), axis=0) if flat else O.stack(list(col), axis=0)
+
+
+def _row_index(members, r):
+    """The rows of ``members`` in a layout with ``r`` rows per member."""
+    members = np.array(members, np.int64)
+    if r == 1:
+        return members
+    return (members[:, None] * r + np.arange(r)).ravel()
 
 
 # -- how each kind of op runs on a batch -----------------------------------------------------
-# batcher(p0, operands, n, check) -> with check=True: can this group be batched (operands are
-# (shared, None) pairs); with check=False: the batched result, operands being (shared, value)
-# with per-sample values stacked along a new axis 0.
+# batcher(p0, operands, n, layout): with layout None, the layout the group can run in
+# (STACKED or FLAT; False: it cannot be batched), operands being (shared, None) pairs; given
+# that layout, the batched result, operands being (shared, value) with the per-sample values
+# batched in it. Every member has p0's shapes (the signature says so).
 def _rank(operand_value) -> int:
     return len(operand_value.shape) - 1
 
 
-def _elementwise(p0, operands, n, check):
-    if check:
-        return True
+def _rows_alike(p0, operands) -> bool:
+    """Whether a row-wise op can run FLAT: every per-sample input has the result's whole
+    shape (rank >= 1), and every shared one broadcasts the same along all rows of all
+    members (its rank is lower, or its first of those dims is 1)."""
+    shape = p0.shape
+    if not shape:
+        return False
+    for (shared, _), a in zip(operands, p0.args):
+        s = getattr(a, "shape", ())
+        if shared:
+            if len(s) == len(shape) and s[0] != 1:
+                return False
+        elif s != shape:
+            return False
+    return True
+
+
+def _elementwise(p0, operands, n, layout):
+    if layout is None:
+        return FLAT if _rows_alike(p0, operands) else STACKED
+    if layout is FLAT:
+        return p0.op(*[v for _, v in operands], **p0.attrs)
     rank = len(p0.shape)
     args = []
     for shared, v in operands:
@@ -587,11 +658,14 @@ def _elementwise(p0, operands, n, check):
     return p0.op(*args, **p0.attrs)
 
 
-def _matmul(p0, operands, n, check):
+def _matmul(p0, operands, n, layout):
     (sa, a), (sb, b) = operands
-    if check:  # a shared operand of rank > 2 would broadcast against the batch axis
-        return all(len(x.shape) <= 2 for (s, _), x in zip(operands, p0.args) if s)
-    if not sa and sb and len(b.shape) == 2:  # (n, ..., k) @ W: one 2-D product
+    if layout is None:  # a shared operand of rank > 2 would broadcast against the batch axis
+        if not all(len(x.shape) <= 2 for (s, _), x in zip(operands, p0.args) if s):
+            return False
+        rows = not sa and sb and len(p0.args[0].shape) == 2 and len(p0.args[1].shape) == 2
+        return FLAT if rows else STACKED  # x_i @ W: one (n*rows, k) @ W product
+    if layout is STACKED and not sa and sb and len(b.shape) == 2:  # (n, ..., k) @ W
         k = a.shape[-1]
         out = O.matmul(O.reshape(a, shape=(-1, k)), b)
         return O.reshape(out, shape=(n, *p0.shape))
@@ -602,11 +676,11 @@ def _axis_shift(axis, rank):
     return axis % rank + 1
 
 
-def _reduce(p0, operands, n, check):
+def _reduce(p0, operands, n, layout):
     (shared, x), = operands
     rank = len(p0.args[0].shape)
-    if check:
-        return rank > 0
+    if layout is None:
+        return STACKED if rank > 0 else False
     axis = p0.attrs.get("axis")
     if axis is None:
         new = tuple(range(1, rank + 1))
@@ -617,17 +691,17 @@ def _reduce(p0, operands, n, check):
     return p0.op(x, **dict(p0.attrs, axis=new))
 
 
-def _softmax(p0, operands, n, check):
+def _softmax(p0, operands, n, layout):
     (shared, x), = operands
     rank = len(p0.shape)
-    if check:
-        return rank > 0
+    if layout is None:
+        return rank > 0 and STACKED
     return p0.op(x, **dict(p0.attrs, axis=_axis_shift(p0.attrs.get("axis", -1), rank)))
 
 
-def _transpose(p0, operands, n, check):
-    if check:
-        return True
+def _transpose(p0, operands, n, layout):
+    if layout is None:
+        return STACKED
     (shared, x), = operands
     rank = len(p0.shape)
     perm = p0.attrs.get("perm")
@@ -635,36 +709,41 @@ def _transpose(p0, operands, n, check):
     return O.transpose(x, perm=(0, *(p + 1 for p in perm)))
 
 
-def _reshape(p0, operands, n, check):
-    if check:
-        return True
+def _reshape(p0, operands, n, layout):
+    if layout is None:
+        return STACKED
     return O.reshape(operands[0][1], shape=(n, *p0.shape))
 
 
-def _getitem(p0, operands, n, check):
-    if check:
-        return True
+def _getitem(p0, operands, n, layout):
+    if layout is None:
+        return STACKED
     return O.getitem(operands[0][1], index=((None, None, None), *p0.attrs["index"]))
 
 
-def _join(p0, operands, n, check):  # concat and stack: every input per-sample
-    if check:
-        return not any(s for s, _ in operands)
-    rank = len(p0.shape)
-    axis = _axis_shift(p0.attrs.get("axis", 0), rank)
-    return p0.op(*[v for _, v in operands], axis=axis)
+def _join(p0, operands, n, layout):  # concat and stack: every input per-sample
+    axis = p0.attrs.get("axis", 0) % len(p0.shape)
+    if layout is None:
+        if any(s for s, _ in operands):
+            return False
+        # concat along a member's later axis: the FLAT rows line up (one row per row)
+        return FLAT if p0.op.name == "concat" and axis > 0 else STACKED
+    return p0.op(*[v for _, v in operands], axis=axis if layout is FLAT else axis + 1)
 
 
-def _gather(p0, operands, n, check):  # embedding: shared table, per-sample ids, axis 0
+def _gather(p0, operands, n, layout):  # embedding: shared table, per-sample ids, axis 0
     (sp, params), (si, ids) = operands
-    if check:
-        return sp and not si and p0.attrs.get("axis", 0) % len(p0.args[0].shape) == 0
+    if layout is None:
+        if not (sp and not si and p0.attrs.get("axis", 0) % len(p0.args[0].shape) == 0):
+            return False
+        # ids of rank >= 1 join FLAT: (n*r,) ids pick (n*r, ...) rows
+        return FLAT if len(p0.args[1].shape) >= 1 else STACKED
     return O.gather(params, ids, axis=0)
 
 
-def _broadcast_to(p0, operands, n, check):
-    if check:
-        return True
+def _broadcast_to(p0, operands, n, layout):
+    if layout is None:
+        return STACKED
     (shared, x), = operands
     target = tuple(p0.shape)
     s = tuple(x.shape[1:])
@@ -673,14 +752,21 @@ def _broadcast_to(p0, operands, n, check):
     return O.broadcast_to(x, shape=(n, *target))
 
 
-def _rnn_tanh_cell(p0, operands, n, check):  # per-sample x and h, shared weights
-    if check:
-        return not operands[0][0] and not operands[1][0] and all(s for s, _ in operands[2:])
-    (_, x), (_, h), *weights = operands
-    rows = n * p0.shape[0]  # the samples' batches, one after another
-    out = O.rnn_tanh_cell(O.reshape(x, shape=(rows, x.shape[-1])),
-                          O.reshape(h, shape=(rows, h.shape[-1])), *[w for _, w in weights])
-    return O.reshape(out, shape=(n, *p0.shape))
+def _rnn_tanh_cell(p0, operands, n, layout):  # shared weights; x and h FLAT
+    if layout is None:
+        return all(s for s, _ in operands[2:]) and FLAT
+    # A shared x or h (the first step's zero state) is repeated for every member.
+    x, h = (v if not s else _repeated(v, n) for s, v in operands[:2])
+    return O.rnn_tanh_cell(x, h, *[w for _, w in operands[2:]])
+
+
+def _repeated(v, n):
+    """The shared operand ``v`` (shape (r, ...)) once per member, FLAT: (n*r, ...)."""
+    shape = tuple(v.shape)
+    if not (isinstance(v, Tensor) and v.requires_grad):
+        return np.tile(_arr(v), (n,) + (1,) * (len(shape) - 1))  # a copy: kernels write
+    v = O.broadcast_to(O.reshape(v, shape=(1, *shape)), shape=(n, *shape))
+    return O.reshape(v, shape=(n * shape[0], *shape[1:]))
 
 
 _BATCHERS = {name: _elementwise for name, op in registry.OPS.items() if op.elementwise}

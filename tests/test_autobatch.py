@@ -77,6 +77,70 @@ def test_rnn_any_lengths(lengths):
     _compare(model, params)
 
 
+def _graph_edges(t):
+    """(consumer op, producer op) for every edge backward() of ``t`` would walk."""
+    seen, edges, todo = set(), [], [t]
+    while todo:
+        node = todo.pop()._node
+        if node is None or id(node) in seen:
+            continue
+        seen.add(id(node))
+        for x in node.inputs:
+            if isinstance(x, kg.Tensor) and x._node is not None:
+                edges.append((node.op.name, x._node.op.name))
+                todo.append(x)
+    return edges
+
+
+@pytest.mark.parametrize("state_grad", [False, True])
+def test_a_shared_first_state_batches_the_first_step(state_grad):
+    # Every sequence starts from the same zero state: the first step is one batched call (the
+    # state repeated per member), not one call per sequence -- also when the state itself
+    # requires grad and gets the sum of every sequence's gradient.
+    rng = np.random.default_rng(5)
+    kg.random.seed(5)
+    cell = kg.nn.RNNCell(3, 4)
+    h0 = kg.tensor(rng.standard_normal((1, 4)).astype(np.float32) * 0.1,
+                   requires_grad=state_grad)
+    xs = [[kg.tensor(rng.standard_normal((1, 3)).astype(np.float32)) for _ in range(n)]
+          for n in (2, 3, 1, 3)]
+
+    def model():
+        loss = None
+        for seq in xs:
+            h = h0
+            for x in seq:
+                h = cell(x, h)
+            term = (h * h).sum()
+            loss = term if loss is None else loss + term
+        return loss
+
+    params = [*cell.parameters(), *([h0] if state_grad else [])]
+    ab = _compare(model, params)
+    assert ab.stats.batch_sizes["rnn_tanh_cell"] == [4, 3, 2]  # all 9 steps, in 3 calls
+
+
+def test_row_wise_groups_add_no_reshapes_to_the_graph():
+    # Cell steps, x @ W and elementwise ops run on the members' rows joined end to end
+    # (FLAT): the graph backward() walks has no reshape around them. The one reshape left
+    # is where rows meet a reduction over a whole member.
+    model, _ = _rnn_task([3, 1, 4, 4, 2])
+    with kg.autobatch():
+        edges = _graph_edges(model())
+    assert sum(1 for c, _ in edges if c == "rnn_tanh_cell") >= 3  # each step reads the last
+    assert {c for c, p in edges if p == "reshape"} == {"sum"}
+    assert {p for c, p in edges if c == "reshape"} == {"mul"}  # h * h, then the sum
+    w = kg.tensor(np.ones((3, 2), np.float32), requires_grad=True)
+    with kg.autobatch() as ab:
+        ys = [(kg.tensor(np.full((2, 3), i, np.float32)) @ w).tanh() for i in range(5)]
+        total = kg.concat(ys, axis=0).sum()
+        edges = _graph_edges(total)
+    assert ab.stats.batch_sizes["matmul"] == [5] and ab.stats.batch_sizes["tanh"] == [5]
+    assert ("tanh", "matmul") in edges and not [e for e in edges if "reshape" in e]
+    np.testing.assert_allclose(total.item(), sum(np.tanh(np.full((2, 2), 3.0 * i))
+                                                  for i in range(5)).sum(), rtol=1e-6)
+
+
 # -- a tree-recursive network over random expression trees -------------------------------------
 def _random_tree(rng, depth):
     if depth == 0 or rng.random() < 0.3:

@@ -80,7 +80,9 @@ _RUN_NOW = frozenset({"dropout_mask", "random_normal", "random_uniform", "to_dev
 
 
 class _Pending:
-    """A deferred op call, kept in the ``data`` slot of its LazyTensor until it runs."""
+    """A deferred op call, kept in the ``data`` slot of its LazyTensor until it runs.
+    ``sig`` numbers its signature (the same number for the same signature in one block):
+    grouping hashes that, not the signature's nested tuples."""
 
     __slots__ = ("op", "args", "attrs", "shape", "dtype", "key", "depth", "sig", "need",
                  "out", "error", "cse", "uses", "row")
@@ -189,7 +191,7 @@ _active: list = []  # the autobatch blocks we are inside, innermost last
 _collector_was_on = [True]  # whether gc ran when the outermost block began
 _pending: list = []  # _Pending records in creation order
 _merged: dict = {}  # identity of a parameter-only call -> its pending tensor (reuse)
-_infer_cache: dict = {}  # signature -> (shape, dtype)
+_infer_cache: dict = {}  # signature -> ((shape, dtype), its number)
 
 
 _totals = [0, 0]  # ops recorded, of which merged: every block counts from its start
@@ -233,11 +235,25 @@ def _defer(op, args, attrs):
     # keys: what the signature sees of each input (shape and dtype, or a number's value).
     # params: every input is a parameter (a leaf that requires grad), a number, or computed
     # from those only -- then the call is the same for every sample, and runs once.
+    # (This runs once per op the user's code calls: plain Tensors, the common case, first,
+    # read through their slots.)
     keys = []
-    depth, need, params, lazy, tensors = 0, False, True, False, False
+    depth, need, params, lazy, tensors = 0, False, True, None, False
     for a in args:
         ta = type(a)
-        if ta is LazyTensor:
+        if ta is Tensor:
+            d = a.data
+            if type(d) is not ndarray:
+                return _run_now(op, args, attrs)  # a GPU tensor: not batched here
+            keys.append((d.shape, d.dtype))
+            if a.requires_grad:
+                need = True
+                if a._node is not None:
+                    params = False
+            else:
+                params = False
+            tensors = True
+        elif ta is LazyTensor:
             p = _DATA.__get__(a)
             if p.depth >= depth:
                 depth = p.depth + 1
@@ -246,19 +262,10 @@ def _defer(op, args, attrs):
             keys.append(p.key)
             if a.requires_grad:
                 need = True
-            lazy = True
-        elif ta is Tensor:
-            d = _DATA.__get__(a)
-            if type(d) is not ndarray:
-                return _run_now(op, args, attrs)  # a GPU tensor: not batched here
-            if a.requires_grad:
-                need = True
-                if _NODE.__get__(a) is not None:
-                    params = False
+            if lazy is None:
+                lazy = [p]
             else:
-                params = False
-            keys.append((d.shape, d.dtype))
-            tensors = True
+                lazy.append(p)
         elif ta is float or ta is int or ta is bool:
             keys.append((ta, a))
         elif ta is ndarray:
@@ -266,7 +273,7 @@ def _defer(op, args, attrs):
             params = False
         else:
             return _run_now(op, args, attrs)  # lists, NumPy scalars ...: eager decides
-    if not (lazy or tensors):
+    if lazy is None and not tensors:
         return _run_now(op, args, attrs)  # no tensor at all
     need = need and eager._grad_enabled and op.grad is not None
     keys = tuple(keys)
@@ -280,7 +287,7 @@ def _defer(op, args, attrs):
         except TypeError:
             return _run_now(op, args, attrs)
     cse = None
-    if params:
+    if params:  # (the signature itself names the op, so it keys the merge)
         cse = (sig, tuple([_DATA.__get__(a).cse if type(a) is LazyTensor else
                            id(a) if type(a) is Tensor else k for a, k in zip(args, keys)]))
         same = _merged.get(cse)
@@ -289,13 +296,14 @@ def _defer(op, args, attrs):
             _totals[1] += 1
             return same
     if known is None:
-        known = _infer(op, keys, attrs)
-        if known is None:
+        shape_dtype = _infer(op, keys, attrs)
+        if shape_dtype is None:
             return _run_now(op, args, attrs)
-        _infer_cache[sig] = known
+        known = _infer_cache[sig] = (shape_dtype, len(_infer_cache))
     p = _Pending()
-    p.op, p.args, p.attrs, p.sig, p.need, p.depth = op, args, attrs, sig, need, depth
-    p.shape, p.dtype = p.key = known
+    p.op, p.args, p.attrs, p.need, p.depth = op, args, attrs, need, depth
+    p.key, p.sig = known
+    p.shape, p.dtype = p.key
     p.cse, p.uses, p.row, p.error = cse, 0, None, None
     t = LazyTensor.__new__(LazyTensor)
     _DATA.__set__(t, p)
@@ -303,10 +311,9 @@ def _defer(op, args, attrs):
     t.requires_grad = need
     p.out = t
     _pending.append(p)
-    if lazy:
-        for a in args:
-            if type(a) is LazyTensor:
-                _DATA.__get__(a).uses += 1
+    if lazy is not None:
+        for q in lazy:
+            q.uses += 1
     if cse is not None:
         _merged[cse] = t
     _totals[0] += 1
@@ -349,17 +356,14 @@ def flush() -> None:
     try:
         _execute(pending)
     except BaseException as e:
-        for p in pending:
-            if type(_DATA.__get__(p.out)) is _Pending:
-                p.error = f"{type(e).__name__}: {e}"
+        for p in pending:  # the ones that did not run (see _done)
+            if p.out is not None:
+                if type(_DATA.__get__(p.out)) is _Pending:
+                    p.error = f"{type(e).__name__}: {e}"
+                p.out = p.args = None
         raise
     finally:
         eager._deferred, eager._grad_enabled = saved_defer, saved_grad
-        # A tensor left pending (its row never handed out) and its record point at each
-        # other: cut that cycle, so both go (with the batched values they hold) without
-        # waiting for a garbage collection.
-        for p in pending:
-            p.out = p.args = p.row = None
         if collecting:
             gc.enable()
     _count("flushes")
@@ -408,8 +412,16 @@ def _run(g, rowof):
         _ready(p.args, rowof)
         r = eager.apply(p.op, p.args, p.attrs)
         _materialize(p.out, _DATA.__get__(r), _NODE.__get__(r))
+        _done(p)
     _count("launches", len(g))
     _count("single", len(g))
+
+
+def _done(p):
+    """Drop a record's links once it ran. A tensor left pending (its row not handed out:
+    only other records used it) and its record point at each other; cutting that cycle lets
+    both go, with the batched values they hold, without waiting for a garbage collection."""
+    p.out = p.args = None
 
 
 def _materialize(t, data, node):
@@ -465,6 +477,7 @@ def _run_group(group, batcher, rowof) -> bool:
             _materialize(p.out, data, node)
             _alias[id(p.out)] = r
             rowof[id(p.out)] = one
+            _done(p)
         _record_launch(p0.op.name, n)
         return True
     layout = batcher(p0, operands, n, None)
@@ -494,6 +507,7 @@ def _run_group(group, batcher, rowof) -> bool:
         rowof[id(t)] = p.row = (out, i, need_node, r)
         if refs(t) > 3 + p.uses:
             _materialize_row(t, out, i, need_node, r)
+        p.out = p.args = None  # _done(p), inline: once per member of every group
     _record_launch(p0.op.name, n)
     _count("helpers", helpers[0])
     return True

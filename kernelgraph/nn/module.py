@@ -361,11 +361,12 @@ class Module:
 
     def __call__(self, *args, **kwargs):
         """``forward(*args, **kwargs)``, with parameters read in the mode of the arguments."""
-        _calls.stack.append(_static_graph([*args, *kwargs.values()]))
+        stack = _calls.stack
+        stack.append(_static_graph([*args, *kwargs.values()] if kwargs else args))
         try:
             return self.forward(*args, **kwargs)
         finally:
-            _calls.stack.pop()
+            stack.pop()
 
     def extra_repr(self) -> str:
         """What ``repr`` shows between the parentheses (subclasses: their arguments)."""

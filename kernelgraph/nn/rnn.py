@@ -85,9 +85,6 @@ class _Cell(Module):
     def dtype(self):
         return self._parameters["weight_ih"].dtype
 
-    def _check(self, x, what, size):
-        _check_step(type(self).__name__, x, what, size)
-
     def extra_repr(self) -> str:
         return f"{self.input_size}, {self.hidden_size}" + ("" if self.bias else ", bias=False")
 
@@ -117,10 +114,10 @@ class RNNCell(_Cell):
 
     def forward(self, x, h=None):
         """The next hidden state (also the cell's output)."""
-        self._check(x, "input", self.input_size)
+        _check_step(type(self).__name__, x, "input", self.input_size)
         if h is None:
             h = zero_state(x, self.hidden_size, self.dtype)
-        self._check(h, "hidden state", self.hidden_size)
+        _check_step(type(self).__name__, h, "hidden state", self.hidden_size)
         w_ih, w_hh, b_ih, b_hh = self.current_parameters("weight_ih", "weight_hh", "bias_ih",
                                                          "bias_hh")
         if not self.bias:  # zero biases, where the step runs

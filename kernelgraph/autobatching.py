@@ -492,8 +492,10 @@ def _run_group(group, batcher, rowof) -> bool:
     if out is None:
         return False
     data = out if type(out) is ndarray else _DATA.__get__(out)
-    r = p0.shape[0] if flat else 0
-    if data.shape != ((n * r, *p0.shape[1:]) if flat else (n, *p0.shape)) or \
+    # The result's layout shows in its rank: FLAT keeps the members' rank (a FLAT input
+    # may give a STACKED result: a whole (1, k) row summed is a number per member).
+    r = p0.shape[0] if p0.shape and data.ndim == len(p0.shape) else 0
+    if data.shape != ((n * r, *p0.shape[1:]) if r else (n, *p0.shape)) or \
             data.dtype != p0.dtype:
         return False  # a case the batcher does not cover: run the nodes one by one
     # Each pending tensor's row. One that only pending ops of this run still reference
@@ -692,17 +694,21 @@ def _axis_shift(axis, rank):
 
 def _reduce(p0, operands, n, layout):
     (shared, x), = operands
-    rank = len(p0.args[0].shape)
-    if layout is None:
-        return STACKED if rank > 0 else False
+    shape = p0.args[0].shape
+    rank = len(shape)
     axis = p0.attrs.get("axis")
-    if axis is None:
-        new = tuple(range(1, rank + 1))
-    elif isinstance(axis, int | np.integer):
-        new = _axis_shift(axis, rank)
-    else:
-        new = tuple(_axis_shift(a, rank) for a in axis)
-    return p0.op(x, **dict(p0.attrs, axis=new))
+    axes = (tuple(range(rank)) if axis is None else
+            (axis % rank,) if isinstance(axis, int | np.integer) else
+            tuple(a % rank for a in axis)) if rank else ()
+    if layout is None:
+        if not rank:
+            return False
+        # FLAT when the members' rows stay apart: axis 0 is kept, or has one row (a (1, k)
+        # state summed whole: the rows' sums are then one number per member).
+        return FLAT if 0 not in axes or (shape[0] == 1 and len(axes) > 1) else STACKED
+    if layout is FLAT:
+        return p0.op(x, **dict(p0.attrs, axis=tuple(a for a in axes if a != 0)))
+    return p0.op(x, **dict(p0.attrs, axis=tuple(a + 1 for a in axes)))
 
 
 def _softmax(p0, operands, n, layout):

@@ -57,6 +57,7 @@ from __future__ import annotations
 
 import gc
 import sys
+from operator import attrgetter, itemgetter
 
 import numpy as np
 
@@ -72,6 +73,9 @@ ndarray = np.ndarray
 _DATA = Tensor.__dict__["data"]  # the slots themselves: LazyTensor overrides the attributes
 _NODE = Tensor.__dict__["_node"]
 _GETITEM = O.getitem
+# C-level getters for the per-member loops of a flush (map(...) instead of a Python loop)
+_ARGS, _REQUIRES_GRAD = attrgetter("args"), attrgetter("requires_grad")
+_BATCH, _ROW = itemgetter(0), itemgetter(1)
 
 # Ops that are never deferred: they draw random numbers (deferring would change the order of
 # the draws), move data between devices, or run control flow.
@@ -441,7 +445,7 @@ STACKED, FLAT = "stacked", "flat"
 def _run_group(group, batcher, rowof) -> bool:
     """Run ``group`` as one batched call; False (nothing done) when it cannot be batched."""
     n, p0 = len(group), group[0]
-    columns = list(zip(*[p.args for p in group]))
+    columns = list(zip(*map(_ARGS, group)))
     operands, all_shared = [], True
     for j, col in enumerate(columns):
         first = col[0]
@@ -595,9 +599,9 @@ def _stacked(col, n, rowof, helpers, flat):
     r = shape[0] if flat else 1  # rows of the wanted layout per member
     if None not in infos:
         first, _, _, r_first = infos[0]
-        if all(b is first for b, _, _, _ in infos):
+        if len(set(map(id, map(_BATCH, infos)))) == 1:  # all rows of one batched result
             whole = _in_layout(first, r_first, flat, shape)
-            rows = [i for _, i, _, _ in infos]
+            rows = list(map(_ROW, infos))
             total = _arr(whole).shape[0] // r
             start = rows[0]
             if rows == list(range(start, start + n)):
@@ -617,9 +621,12 @@ def _stacked(col, n, rowof, helpers, flat):
         helpers[0] += 2
         return O.gather(O.concat(sources, axis=0), _row_index(index, r), axis=0)
     helpers[0] += 1
+    if set(map(type, col)) == {Tensor} and not any(map(_REQUIRES_GRAD, col)):
+        # Per-sample data (inputs, no gradient): the rows copied into one array.
+        arrays = list(map(_DATA.__get__, col))
+        return np.concatenate(arrays) if flat else np.stack(arrays)
     _ready(col, rowof)
     if not any(type(c) is Tensor and c.requires_grad for c in col):
-        # Per-sample data (inputs, no gradient): the rows copied into one array.
         arrays = [_DATA.__get__(c) if type(c) is Tensor else c for c in col]
         return np.concatenate(arrays) if flat else np.stack(arrays)
     return O.concat(list(col), axis=0) if flat else O.stack(list(col), axis=0)

@@ -77,6 +77,39 @@ def test_rnn_any_lengths(lengths):
     _compare(model, params)
 
 
+@settings(max_examples=15, deadline=None)
+@given(st.lists(st.integers(1, 5), min_size=2, max_size=5), st.integers(1, 3),
+       st.booleans())
+def test_rnn_with_several_rows_per_sample_and_both_layouts(lengths, rows, shared_input):
+    # Each sample is a batch of `rows` sequences; sequences ending at different steps make
+    # the next step gather rows (rows * r + j); the loss reads the states through ops that
+    # keep rows apart (tanh, sum over the last axis) and ops that need whole members
+    # (sum over axis 0, reshape), so values move between both layouts.
+    rng = np.random.default_rng(sum(lengths) * 10 + rows)
+    kg.random.seed(rows)
+    cell = kg.nn.RNNCell(3, 4)
+    common = kg.tensor(rng.standard_normal((rows, 3)).astype(np.float32))
+    xs = [[common if shared_input and t == 0 else
+           kg.tensor(rng.standard_normal((rows, 3)).astype(np.float32)) for t in range(n)]
+          for n in lengths]
+
+    def model():
+        loss = None
+        for seq in xs:
+            h = kg.zeros(rows, 4)
+            for x in seq:
+                h = cell(x, h)
+            term = (h.tanh().sum(axis=-1) * 2.0).sum() + h.sum(axis=0).max() \
+                + h.reshape(-1).mean()
+            loss = term if loss is None else loss + term
+        return loss
+
+    ab = _compare(model, list(cell.parameters()))
+    running = [sum(n > step for n in lengths) for step in range(max(lengths))]
+    batched = ab.stats.batch_sizes.get("rnn_tanh_cell", [])
+    assert batched == [k for k in running if k > 1]  # every step with company, in one call
+
+
 def _graph_edges(t):
     """(consumer op, producer op) for every edge backward() of ``t`` would walk."""
     seen, edges, todo = set(), [], [t]

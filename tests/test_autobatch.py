@@ -42,7 +42,9 @@ def _compare(model, params, *, exact=False):
 
 
 # -- an RNN over sequences of different lengths ------------------------------------------------
-def _rnn_task(lengths, input_size=3, hidden=5, seed=0):
+def _rnn_task(lengths, input_size=3, hidden=5, seed=0, first_state=None):
+    """(model, parameters): the summed squared final states of an RNN over sequences of
+    ``lengths``, each from its own zero state or all from the tensor ``first_state``."""
     rng = np.random.default_rng(seed)
     kg.random.seed(seed)
     cell = kg.nn.RNNCell(input_size, hidden)
@@ -52,7 +54,7 @@ def _rnn_task(lengths, input_size=3, hidden=5, seed=0):
     def model():
         loss = None
         for seq in xs:
-            h = kg.zeros(1, hidden)
+            h = kg.zeros(1, hidden) if first_state is None else first_state
             for x in seq:
                 h = cell(x, h)
             term = (h * h).sum()
@@ -130,26 +132,10 @@ def test_a_shared_first_state_batches_the_first_step(state_grad):
     # Every sequence starts from the same zero state: the first step is one batched call (the
     # state repeated per member), not one call per sequence -- also when the state itself
     # requires grad and gets the sum of every sequence's gradient.
-    rng = np.random.default_rng(5)
-    kg.random.seed(5)
-    cell = kg.nn.RNNCell(3, 4)
-    h0 = kg.tensor(rng.standard_normal((1, 4)).astype(np.float32) * 0.1,
+    h0 = kg.tensor(np.linspace(-0.2, 0.2, 5, dtype=np.float32).reshape(1, 5),
                    requires_grad=state_grad)
-    xs = [[kg.tensor(rng.standard_normal((1, 3)).astype(np.float32)) for _ in range(n)]
-          for n in (2, 3, 1, 3)]
-
-    def model():
-        loss = None
-        for seq in xs:
-            h = h0
-            for x in seq:
-                h = cell(x, h)
-            term = (h * h).sum()
-            loss = term if loss is None else loss + term
-        return loss
-
-    params = [*cell.parameters(), *([h0] if state_grad else [])]
-    ab = _compare(model, params)
+    model, params = _rnn_task([2, 3, 1, 3], seed=5, first_state=h0)
+    ab = _compare(model, [*params, *([h0] if state_grad else [])])
     assert ab.stats.batch_sizes["rnn_tanh_cell"] == [4, 3, 2]  # all 9 steps, in 3 calls
 
 

@@ -791,7 +791,9 @@ def _repeated(v, n):
     """The shared operand ``v`` (shape (r, ...)) once per member, FLAT: (n*r, ...)."""
     shape = tuple(v.shape)
     if not (isinstance(v, Tensor) and v.requires_grad):
-        return np.tile(_arr(v), (n,) + (1,) * (len(shape) - 1))  # a copy: kernels write
+        # a real copy: a broadcast view is read-only with zero strides, which numba
+        # compiles a second version of the cell's kernel for
+        return np.tile(_arr(v), (n,) + (1,) * (len(shape) - 1))
     v = O.broadcast_to(O.reshape(v, shape=(1, *shape)), shape=(n, *shape))
     return O.reshape(v, shape=(n * shape[0], *shape[1:]))
 

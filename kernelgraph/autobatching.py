@@ -19,7 +19,9 @@ dtype are known). When a value is needed -- ``.item()``, ``.numpy()``, ``print``
 ``backward()``, leaving the block -- everything pending runs:
 
 1. each pending node gets a **signature**: op, attributes, whether it records gradients, and
-   per input its shape and dtype (or a number's value). A call whose inputs are all
+   per input its shape and dtype, or a number's value (a float going into an elementwise
+   op counts by its type: ``prediction - target`` with a different target per sample is
+   one group, the targets a per-sample operand). A call whose inputs are all
    *parameters* (leaves that require grad, numbers, or results of such calls: ``W.T``) is
    the same for every sample: it is recorded once and handed to every caller;
 2. nodes are grouped by (**depth**, signature); depth is 1 + the deepest pending input, so
@@ -196,6 +198,9 @@ _collector_was_on = [True]  # whether gc ran when the outermost block began
 _pending: list = []  # _Pending records in creation order
 _merged: dict = {}  # identity of a parameter-only call -> its pending tensor (reuse)
 _infer_cache: dict = {}  # signature -> ((shape, dtype), its number)
+# What an elementwise op's signature sees of a Python float: its type, not its value, so
+# ``prediction - target`` of every sample is one group, the targets one per-sample operand.
+_PER_SAMPLE_FLOAT = (float, None)
 
 
 _totals = [0, 0]  # ops recorded, of which merged: every block counts from its start
@@ -236,7 +241,8 @@ def _defer(op, args, attrs):
     """The eager front-end inside ``kg.autobatch()``: record ``op`` instead of running it."""
     if op.name in _RUN_NOW or trace.active or eager._tracer is not None:
         return _run_now(op, args, attrs)
-    # keys: what the signature sees of each input (shape and dtype, or a number's value).
+    # keys: what the signature sees of each input (shape and dtype, or a number's value:
+    # a float's type only, for an elementwise op).
     # params: every input is a parameter (a leaf that requires grad), a number, or computed
     # from those only -- then the call is the same for every sample, and runs once.
     # (This runs once per op the user's code calls: plain Tensors, the common case, first,
@@ -270,6 +276,8 @@ def _defer(op, args, attrs):
                 lazy = [p]
             else:
                 lazy.append(p)
+        elif ta is float and op.elementwise:
+            keys.append(_PER_SAMPLE_FLOAT)  # its value goes in per member (see _numbers)
         elif ta is float or ta is int or ta is bool:
             keys.append((ta, a))
         elif ta is ndarray:
@@ -293,7 +301,7 @@ def _defer(op, args, attrs):
     cse = None
     if params:  # (the signature itself names the op, so it keys the merge)
         cse = (sig, tuple([_DATA.__get__(a).cse if type(a) is LazyTensor else
-                           id(a) if type(a) is Tensor else k for a, k in zip(args, keys)]))
+                           id(a) if type(a) is Tensor else (type(a), a) for a in args]))
         same = _merged.get(cse)
         if same is not None:
             _totals[0] += 1
@@ -328,7 +336,7 @@ def _infer(op, keys, attrs):
     """The op's shape rule on the inputs' shapes: (shape, dtype), None when the shape is not
     fully known, or the rule's error naming the user's line."""
     shapes = [k[0] if type(k[0]) is tuple else () for k in keys]
-    dts = [k[1] if type(k[0]) is tuple else D.scalar_dtype(k[1]) for k in keys]
+    dts = [k[1] if type(k[0]) is tuple else D.scalar_dtype(k[0]()) for k in keys]
     try:
         shape, dtype = op.infer(shapes, dts, attrs)
     except (ShapeError, TypeError, ValueError, IndexError) as e:
@@ -451,7 +459,11 @@ def _run_group(group, batcher, rowof) -> bool:
         first = col[0]
         tf = type(first)
         if tf is float or tf is int or tf is bool:
-            operands.append((True, first))  # equal numbers: the signature says so
+            if tf is float and p0.op.elementwise and len(set(col)) > 1:
+                all_shared = False
+                operands.append((False, None))  # a number per member (see _numbers)
+            else:
+                operands.append((True, first))  # equal numbers
             continue
         same = [_alias.get(id(c), c) for c in col] if _alias else col
         distinct = len(set(map(id, same)))
@@ -490,7 +502,8 @@ def _run_group(group, batcher, rowof) -> bool:
     flat = layout is FLAT
     helpers = [0]
     _ready([v for s, v in operands if s], rowof)
-    operands = [(s, v if s else _stacked(col, n, rowof, helpers, flat))
+    operands = [(s, v if s else _numbers(col, p0, flat) if type(col[0]) is float else
+                 _stacked(col, n, rowof, helpers, flat))
                 for (s, v), col in zip(operands, columns)]
     out = batcher(p0, operands, n, layout)
     if out is None:
@@ -632,6 +645,22 @@ def _stacked(col, n, rowof, helpers, flat):
     return O.concat(list(col), axis=0) if flat else O.stack(list(col), axis=0)
 
 
+def _numbers(col, p0, flat):
+    """A column of Python floats (one per member of an elementwise group) as an array in
+    the dtype the op computes in -- a Python float is weak: the tensors' dtype -- so each
+    member computes the same bits as with its own number: (n,), or in the FLAT layout
+    each number repeated for its member's rows, (n*r, 1, ...)."""
+    dts = [a.dtype for a in p0.args if isinstance(a, Tensor | ndarray)]
+    dt = dts[0]
+    for d in dts[1:]:
+        dt = D.promote(dt, d)
+    values = np.array(col, D.promote_with_scalar(dt, 0.0))
+    if not flat:
+        return values
+    rows = p0.shape[0]
+    return np.repeat(values, rows).reshape(len(col) * rows, *(1,) * (len(p0.shape) - 1))
+
+
 def _row_index(members, r):
     """The rows of ``members`` in a layout with ``r`` rows per member."""
     members = np.array(members, np.int64)
@@ -661,7 +690,7 @@ def _rows_alike(p0, operands) -> bool:
         if shared:
             if len(s) == len(shape) and s[0] != 1:
                 return False
-        elif s != shape:
+        elif s != shape and type(a) is not float:  # (a number per member: see _numbers)
             return False
     return True
 

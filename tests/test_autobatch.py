@@ -278,6 +278,55 @@ def test_reductions_over_any_axes_match_eager(shape, op):
     assert sum(ab.stats.batch_sizes[op]) == calls
 
 
+@pytest.mark.parametrize("rows", [1, 3])
+def test_a_number_per_sample_batches_and_gives_the_same_bits(rows):
+    # A regression loss: each sample's prediction minus its own target, a Python float.
+    # The targets go in as one per-sample operand in the tensors' dtype (a float is weak),
+    # so every member computes what it computes alone.
+    rng = np.random.default_rng(7)
+    w = kg.tensor(rng.standard_normal((3, 2)).astype(np.float32), requires_grad=True)
+    xs = [kg.tensor(rng.standard_normal((rows, 3)).astype(np.float32)) for _ in range(5)]
+    targets = [float(t) for t in rng.standard_normal(5)]
+
+    def errors():
+        return [(x @ w).tanh() - t for x, t in zip(xs, targets)]
+
+    eager = [e.detach().numpy() for e in errors()]
+    with kg.autobatch() as ab:
+        batched = errors()
+    for e, b in zip(eager, batched):
+        assert np.array_equal(b.detach().numpy(), e)  # elementwise: the same bits
+    assert ab.stats.batch_sizes["sub"] == [5]
+
+    def model():
+        total = None
+        for x, t in zip(xs, targets):
+            err = (x @ w).tanh() - t
+            term = (err * err * (1.0 + t)).sum() + (t - x * 2.0).mean()  # floats both sides
+            total = term if total is None else total + term
+        return total
+
+    _compare(model, [w])
+    with kg.autobatch():  # the same number everywhere is still one shared operand
+        same = [kg.tensor(np.ones(2, np.float32)) * 3.0 for _ in range(4)]
+    assert all(np.array_equal(y.numpy(), np.full(2, 3.0, np.float32)) for y in same)
+
+
+def test_numbers_into_int_tensors_and_parameters():
+    # A float with an int tensor computes in the default float dtype, as eager mode does;
+    # a parameter times different numbers is computed once per number (no merge of the two).
+    ints = [kg.tensor(np.array([i, i + 1])) for i in range(3)]
+    w = kg.tensor(np.array([1.0, 2.0], np.float32), requires_grad=True)
+    eager = [(v * (0.5 + i)).numpy() for i, v in enumerate(ints)]
+    with kg.autobatch():
+        batched = [v * (0.5 + i) for i, v in enumerate(ints)]
+        scaled = [w * 2.0, w * 3.0, w * 2.0]
+    for b, e in zip(batched, eager):
+        assert b.dtype == e.dtype and np.array_equal(b.numpy(), e)
+    assert [s.detach().numpy().tolist() for s in scaled] == [[2.0, 4.0], [3.0, 6.0],
+                                                             [2.0, 4.0]]
+
+
 def test_per_sample_leaves_that_require_grad():
     # A leaf that requires grad counts as a parameter (not batched with other leaves), but
     # everything computed from it batches, and every leaf gets its own gradient.
@@ -340,8 +389,8 @@ def test_ops_are_deferred_until_a_value_is_read():
         assert pending_count() == 1
     assert z.tolist() == [[6.0, 15.0]] and type(z) is kg.Tensor
     assert ab.stats.flushes == 2 and pending_count() == 0
-    # x * 0.0, x * 1.0, x * 2.0 differ in a constant: three calls; the adds batch.
-    assert ab.stats.batch_sizes == {"add": [3]} and ab.stats.single == 4
+    # x * 0.0, x * 1.0, x * 2.0: one call, the numbers a per-sample operand; the adds batch
+    assert ab.stats.batch_sizes == {"mul": [3], "add": [3]} and ab.stats.single == 1
 
 
 def test_stats_counts():

@@ -362,7 +362,10 @@ class Module:
     def __call__(self, *args, **kwargs):
         """``forward(*args, **kwargs)``, with parameters read in the mode of the arguments."""
         stack = _calls.stack
-        stack.append(_static_graph([*args, *kwargs.values()] if kwargs else args))
+        graph = _static_graph([*args, *kwargs.values()] if kwargs else args)
+        if graph is None and not stack:  # an eager call outside any graph call: nothing to
+            return self.forward(*args, **kwargs)  # mark (current_parameters reads None)
+        stack.append(graph)
         try:
             return self.forward(*args, **kwargs)
         finally:

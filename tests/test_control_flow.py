@@ -267,6 +267,27 @@ def test_while_gradient_does_not_run_the_body_forward_again(graph):
     np.testing.assert_allclose(out[1], dw)
 
 
+def test_a_loop_checks_a_value_every_iteration_gets_once_per_run(graph):
+    # The body's feeds are checked and converted per iteration, except a value each
+    # iteration gets as the very same object (a captured weight): that one once per run.
+    x = kg.placeholder(kg.float64, shape=[None, 3], name="x")
+    w = kg.Variable(np.eye(3) * 0.5, name="w")
+    _, h = kg.while_loop(lambda i, h: i < 5, lambda i, h: (i + 1, kg.tanh(kg.matmul(h, w))),
+                         [0, x])
+    sess = kg.Session(graph)
+    sess.run(kg.global_variables_initializer())
+    first = sess.run(h, {x: np.ones((2, 3))})
+    body = next(n for n in graph.nodes if n.op.name == "while_loop").attrs["spec"].body
+    calls = []
+    family = body._family
+    family.converters = [lambda v, c=c, k=k: (calls.append(k), c(v))[1]
+                         for k, c in enumerate(family.converters)]
+    again = sess.run(h, {x: np.ones((2, 3))})
+    np.testing.assert_array_equal(again, first)
+    per_input = sorted(calls.count(k) for k in range(len(body.inputs)))  # i, h and w
+    assert per_input == [1, 5, 5], per_input  # w once; i and h, new every iteration, 5 times
+
+
 @given(st.floats(0.5, 1.5), st.integers(0, 6))
 def test_while_power_and_its_derivative(base, steps):
     with kg.Graph().as_default():

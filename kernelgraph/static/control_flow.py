@@ -228,9 +228,11 @@ class Subgraph:
         self._session = None
         self._family = None  # the compiled plans of an untraced run, per fed shapes
 
-    def run(self, values, context) -> list:
+    def run(self, values, context, fed=None) -> list:
         """The outputs' values for the inputs' ``values``; an error inside is re-raised with
-        ``context()`` (where the control-flow node was made, which iteration) added."""
+        ``context()`` (where the control-flow node was made, which iteration) added.
+        ``fed`` (a :class:`FedValues`, one per loop run) lets the iterations of a loop check
+        and convert a value they all get (a capture: a weight, the input batch) once."""
         if self._session is None:
             from .session import Session
 
@@ -240,20 +242,26 @@ class Subgraph:
         try:
             if trace.active:  # a watched run reports every node: the Session's own path
                 return self._session.run(self.outputs, dict(zip(self.inputs, values)))
-            return self._run_plan(values)
+            return self._run_plan(values, fed)
         except OpError as e:  # already names the inner node and the user's line
             raise type(e)(f"{e.message}\n  {context()}", node=e.node) from None
         finally:
             for stream in self.replays:
                 stream.replaying = False
 
-    def _run_plan(self, values) -> list:
+    def _run_plan(self, values, fed=None) -> list:
         # What Session.run does, less what a loop body run once per iteration need not
         # repeat: looking up the fetches and feeds, and rebuilding the fetch structure.
         if self._family is None:
             self._family = self._session._family(self.outputs, tuple(self.inputs))[0]
         family = self._family
-        args = [convert(v) for convert, v in zip(family.converters, values)]
+        if fed is None or fed.values is None:
+            args = [convert(v) for convert, v in zip(family.converters, values)]
+        else:  # the very object the last iteration was fed: checked and converted then
+            args = [a if v is last else convert(v) for convert, v, last, a in
+                    zip(family.converters, values, fed.values, fed.args)]
+        if fed is not None:
+            fed.values, fed.args = values, args
         plan = family.for_values(args)
         try:
             return list(plan.fn(*args))
@@ -265,6 +273,17 @@ class Subgraph:
     def __repr__(self):
         return (f"<Subgraph {self.what}: {len(self.inputs)} inputs, "
                 f"{len(self.outputs)} outputs, {len(self.graph.nodes)} nodes>")
+
+
+class FedValues:
+    """What one loop run last fed a Subgraph, and what that became (see Subgraph.run).
+    Holding the values keeps them alive, so an ``is`` test cannot meet a recycled id; the
+    loop drops this when it ends."""
+
+    __slots__ = ("values", "args")
+
+    def __init__(self):
+        self.values = self.args = None
 
 
 def _run_bool(value, what: str) -> bool:
@@ -354,6 +373,7 @@ class WhileSpec:
         steps = [[] for _ in range(n_steps)]
         saved = [] if self.back_prop else None
         iteration = 0
+        fed = FedValues()
         if limit is None or limit > 0:
             full = values + rest
             keep = self.cond.run([full[i] for i in self.cond.index],
@@ -362,7 +382,7 @@ class WhileSpec:
                 keep, f"kg.while_loop '{self.name}': the value cond returns"):
             full = values + rest
             out = self.body.run([full[i] for i in self.body.index],
-                                lambda it=iteration: self._where("body", it))
+                                lambda it=iteration: self._where("body", it), fed)
             keep = out[n + n_steps]  # cond on the new values, computed by the body
             self._check_shapes(out[:n], iteration)
             for step, value in zip(steps, out[n:n + n_steps]):
@@ -432,6 +452,7 @@ class WhileGradSpec:
         # iteration (a plan never writes into what it is fed).
         zeros = [np.zeros_like(final[n + s][0]) if g is None and len(history) > 1 else None
                  for g, s in zip(per_step, self.stacked)]
+        fed = FedValues()
         for i in reversed(range(len(history) - 1)):
             full, kept = list(history[i]) + rest, saved[i]
             step_grads = [g[i] if g is not None else z for g, z in zip(per_step, zeros)]
@@ -439,7 +460,7 @@ class WhileGradSpec:
                                [kept[j] for j in self.saved_at] + grads + step_grads,
                                lambda i=i: f"in the body's gradient at iteration {i}, " +
                                _made_at("gradient of kg.while_loop", self.name,
-                                        self.location))
+                                        self.location), fed)
             grads = out[:len(self.floats)]
             for c, value in enumerate(out[len(self.floats):]):
                 if sums[c] is None:

@@ -483,25 +483,26 @@ _tanh_grad_scalar = njit(cache=True)(_tanh_grad)  # the tanh_grad ufunc's body, 
 
 
 @njit(cache=True)
-def _rnn_cell_input_grads(g, y, w_ih, w_hh, need_x, need_h):
+def _rnn_cell_input_grads(g, y, w_ih, w_hh, need_x, need_h, da, dx, dh):
+    # Writes into arrays the caller made: a compiled function that returns new arrays pays
+    # for boxing each of them, a quarter of this call's time at an RNN step's sizes.
     batch, hidden = y.shape
-    da = np.empty((batch, hidden), y.dtype)
     for i in range(batch):
         for j in range(hidden):
             da[i, j] = _tanh_grad_scalar(y[i, j], g[i, j])
-    dx = np.empty((batch, w_ih.shape[1] if need_x else 0), y.dtype)
-    dh = np.empty((batch, hidden if need_h else 0), y.dtype)
     if need_x:
         np.dot(da, w_ih, dx)
     if need_h:
         np.dot(da, w_hh, dh)
-    return da, dx, dh
 
 
 @njit(cache=True)
 def _rnn_cell_backward(g, y, x, h, w_ih, w_hh, need_x, need_h, need_w, need_b):
-    da, dx, dh = _rnn_cell_input_grads(g, y, w_ih, w_hh, need_x, need_h)
-    hidden = y.shape[1]
+    batch, hidden = y.shape
+    da = np.empty((batch, hidden), y.dtype)
+    dx = np.empty((batch, w_ih.shape[1] if need_x else 0), y.dtype)
+    dh = np.empty((batch, hidden if need_h else 0), y.dtype)
+    _rnn_cell_input_grads(g, y, w_ih, w_hh, need_x, need_h, da, dx, dh)
     dw_ih = np.empty((hidden if need_w else 0, x.shape[1]), y.dtype)
     dw_hh = np.empty((hidden if need_w else 0, hidden), y.dtype)
     if need_w:
@@ -535,9 +536,14 @@ def rnn_tanh_cell_input_grads(g: ndarray, y: ndarray, w_ih: ndarray, w_hh: ndarr
     """``(da, dx, dh)`` of :func:`rnn_tanh_cell_grad` (dx, dh None when not needed), where
     ``da = g * (1 - y**2)`` is the gradient at the pre-activation: for a caller that sums
     the weights' gradients itself, from ``da`` and the inputs (ops/products.py)."""
-    da, dx, dh = _rnn_cell_input_grads(_blas_layout(g), y, _blas_layout(w_ih),
-                                       _blas_layout(w_hh), need_x, need_h)
-    return da, (dx if need_x else None), (dh if need_h else None)
+    batch, hidden = y.shape
+    da = np.empty((batch, hidden), y.dtype)
+    dx = np.empty((batch, w_ih.shape[1]), y.dtype) if need_x else None
+    dh = np.empty((batch, hidden), y.dtype) if need_h else None
+    _rnn_cell_input_grads(_blas_layout(g), y, _blas_layout(w_ih), _blas_layout(w_hh),
+                          need_x, need_h, da, da if dx is None else dx,
+                          da if dh is None else dh)  # (da: a stand-in never written)
+    return da, dx, dh
 
 
 # -- softmax family --------------------------------------------------------------------------

@@ -237,13 +237,19 @@ def test_cond_gradient_repeats_the_draws_of_the_branch_it_recomputes(graph):
         np.testing.assert_allclose(slope, 2 * x0)
 
 
-def test_while_gradient_does_not_run_the_body_forward_again(graph):
+def _tanh_loop(graph, steps):
+    """(x, w, h, session): ``h = tanh(h @ w)`` ``steps`` times from a fed ``x``."""
     x = kg.placeholder(kg.float64, shape=[None, 3], name="x")
     w = kg.Variable(np.eye(3) * 0.5, name="w")
-    _, h = kg.while_loop(lambda i, h: i < 4, lambda i, h: (i + 1, kg.tanh(kg.matmul(h, w))),
-                         [0, x])
+    _, h = kg.while_loop(lambda i, h: i < steps,
+                         lambda i, h: (i + 1, kg.tanh(kg.matmul(h, w))), [0, x])
     sess = kg.Session(graph)
     sess.run(kg.global_variables_initializer())
+    return x, w, h, sess
+
+
+def test_while_gradient_does_not_run_the_body_forward_again(graph):
+    x, w, h, sess = _tanh_loop(graph, 4)
     before = sess.run(h, {x: np.ones((2, 3))})  # the body compiled before any gradient
     grads = kg.gradients(kg.reduce_sum(h), [x, w])  # makes the body keep its tanh
     out = sess.run(grads, {x: np.ones((2, 3))})
@@ -270,12 +276,7 @@ def test_while_gradient_does_not_run_the_body_forward_again(graph):
 def test_a_loop_checks_a_value_every_iteration_gets_once_per_run(graph):
     # The body's feeds are checked and converted per iteration, except a value each
     # iteration gets as the very same object (a captured weight): that one once per run.
-    x = kg.placeholder(kg.float64, shape=[None, 3], name="x")
-    w = kg.Variable(np.eye(3) * 0.5, name="w")
-    _, h = kg.while_loop(lambda i, h: i < 5, lambda i, h: (i + 1, kg.tanh(kg.matmul(h, w))),
-                         [0, x])
-    sess = kg.Session(graph)
-    sess.run(kg.global_variables_initializer())
+    x, _, h, sess = _tanh_loop(graph, 5)
     first = sess.run(h, {x: np.ones((2, 3))})
     body = next(n for n in graph.nodes if n.op.name == "while_loop").attrs["spec"].body
     calls = []

@@ -634,12 +634,12 @@ def _stacked(col, n, rowof, helpers, flat):
         helpers[0] += 2
         return O.gather(O.concat(sources, axis=0), _row_index(index, r), axis=0)
     helpers[0] += 1
-    if set(map(type, col)) == {Tensor} and not any(map(_REQUIRES_GRAD, col)):
+    plain = set(map(type, col)) == {Tensor}  # the common case: the user's input tensors
+    if not plain:
+        _ready(col, rowof)  # rows not handed out yet become tensors; arrays stay arrays
+    if not (any(map(_REQUIRES_GRAD, col)) if plain else
+            any(type(c) is Tensor and c.requires_grad for c in col)):
         # Per-sample data (inputs, no gradient): the rows copied into one array.
-        arrays = list(map(_DATA.__get__, col))
-        return np.concatenate(arrays) if flat else np.stack(arrays)
-    _ready(col, rowof)
-    if not any(type(c) is Tensor and c.requires_grad for c in col):
         arrays = [_DATA.__get__(c) if type(c) is Tensor else c for c in col]
         return np.concatenate(arrays) if flat else np.stack(arrays)
     return O.concat(list(col), axis=0) if flat else O.stack(list(col), axis=0)

@@ -837,8 +837,8 @@ def while_gradient(node, g, needs, spec: WhileSpec, inputs):
                                [outs[n + s] for s in stacked],
                                [position[k] for k in floats] + [position[i] for i in caps],
                                "gradient of the body of kg.while_loop")
-        hit = spec.body.gradients[key] = _fed_kept_activations(spec, full,
-                                                          len(floats) + len(stacked))
+        hit = spec.body.gradients[key] = _fed_kept_activations(
+            spec, full, len(floats) + len(stacked))
     sub, saved_at = hit
     grads = [placed(g.items[k], CPU, node.location) for k in present]
     grad_spec = WhileGradSpec(sub, saved_at, n, floats, stacked, present,

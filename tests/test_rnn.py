@@ -205,6 +205,16 @@ def test_rnn_cell_errors():
         cell(kg.ones(2, F), kg.ones(2, 3))
     with pytest.raises(TypeError, match="kg.Tensor or a graph node"):
         cell(np.ones((2, F)))
+    # The shapes are checked by the op, and told in the cell's terms: unbatched, deferred
+    # by autobatching, and in a graph (unknown batch) alike.
+    with pytest.raises(ValueError, match=r"input of shape \(batch, 3\), got \(5,\)"):
+        cell(kg.ones(5), kg.ones(H))
+    with kg.autobatch(), pytest.raises(ValueError, match=r"hidden state of shape \(batch, 4\)"):
+        cell(kg.ones(2, F), kg.ones(2, 3))
+    with kg.Graph().as_default():
+        x = kg.placeholder(kg.float32, shape=(None, 5))
+        with pytest.raises(ValueError, match=r"input of shape \(batch, 3\), got \(\?, 5\)"):
+            cell(x, kg.zeros(1, H))
     with pytest.raises(ValueError, match="hidden_size must be a positive int"):
         kg.nn.RNNCell(3, 0)
     with pytest.raises(TypeError, match="float32 or float64"):

@@ -58,11 +58,6 @@ _calls = _Calls()
 def _static_graph(values) -> Graph | None:
     """The user's graph of the first graph node among ``values`` (nested lists, tuples and
     dicts looked into), or None when there is none (an eager call)."""
-    for v in values:  # the eager hot path: every argument a tensor
-        if not isinstance(v, Tensor):
-            break
-    else:
-        return None
     from ..static.control_flow import root_graph
 
     stack = list(values)
@@ -350,8 +345,8 @@ class Module:
         params = self._parameters
         stack = _calls.stack
         graph = stack[-1] if stack else None
-        if graph is None:
-            return [params[n] for n in names]
+        if graph is None:  # (map: no comprehension frame, once per step of an eager RNN)
+            return list(map(params.__getitem__, names))
         made = self._graph_variables(graph)
         return [None if params[n] is None else made[n] for n in names]
 
@@ -362,7 +357,13 @@ class Module:
     def __call__(self, *args, **kwargs):
         """``forward(*args, **kwargs)``, with parameters read in the mode of the arguments."""
         stack = _calls.stack
-        graph = _static_graph([*args, *kwargs.values()] if kwargs else args)
+        values = [*args, *kwargs.values()] if kwargs else args
+        for v in values:  # the eager hot path (an RNN's step): every argument a tensor
+            if not isinstance(v, Tensor):
+                graph = _static_graph(values)
+                break
+        else:
+            graph = None
         if graph is None and not stack:  # an eager call outside any graph call: nothing to
             return self.forward(*args, **kwargs)  # mark (current_parameters reads None)
         stack.append(graph)

@@ -114,21 +114,27 @@ class RNNCell(_Cell):
 
     def forward(self, x, h=None):
         """The next hidden state (also the cell's output)."""
-        _check_step(type(self).__name__, x, "input", self.input_size)
         if h is None:
+            _check_step(type(self).__name__, x, "input", self.input_size)
             h = zero_state(x, self.hidden_size, self.dtype)
-        _check_step(type(self).__name__, h, "hidden state", self.hidden_size)
         w_ih, w_hh, b_ih, b_hh = self.current_parameters("weight_ih", "weight_hh", "bias_ih",
                                                          "bias_hh")
         if not self.bias:  # zero biases, where the step runs
             b_ih = b_hh = np.zeros(self.hidden_size, self.dtype)
             if isinstance(x, Tensor) and x.is_cuda:
                 b_ih = b_hh = tensor(b_ih, device=x.device)
-        one = x.ndim == 1  # an unbatched step, as PyTorch allows: a batch of one
-        if one:
-            x, h = O.reshape(x, shape=(1, -1)), O.reshape(h, shape=(1, -1))
-        # One op, not eight: see kernelgraph/ops/rnn.py.
-        out = O.rnn_tanh_cell(x, h, w_ih, w_hh, b_ih, b_hh)
+        try:
+            one = x.ndim == 1  # an unbatched step, as PyTorch allows: a batch of one
+            x2, h2 = (O.reshape(x, shape=(1, -1)), O.reshape(h, shape=(1, -1))) if one else \
+                (x, h)
+            # One op, not eight: see kernelgraph/ops/rnn.py.
+            out = O.rnn_tanh_cell(x2, h2, w_ih, w_hh, b_ih, b_hh)
+        except (TypeError, ValueError, AttributeError):  # (a ShapeError is a ValueError)
+            # The op checks every shape, in its own terms. Only now, once per error rather
+            # than twice per step, see whether the cell can say it in the user's.
+            _check_step(type(self).__name__, x, "input", self.input_size)
+            _check_step(type(self).__name__, h, "hidden state", self.hidden_size)
+            raise
         return O.reshape(out, shape=(-1,)) if one else out
 
 

@@ -30,12 +30,14 @@ dtype are known). When a value is needed -- ``.item()``, ``.numpy()``, ``print``
    straight from the producing group's batched result when they came from one (the whole
    result, a slice or a gather: no copy per sample); inputs that every member shares go in
    as they are (broadcasting). Row-wise ops -- a cell step, ``x_i @ W`` with a shared 2-D
-   ``W``, elementwise ops, ``concat`` along a later axis, embedding lookups -- run on the
-   members' rows joined end to end (``x_i`` of shape (rows, k) become one (n*rows, k)
-   operand), so the batched graph has no reshapes around them; other ops get the members
-   stacked along a new leading axis, with axis-like attributes shifted by one. A group whose
-   members use different parameters in one input (``W_plus`` and ``W_times``) runs once
-   per parameter. Ops that cannot be batched run one by one.
+   ``W``, elementwise ops, ``concat`` and ``split`` along a later axis, embedding lookups,
+   the per-row loss ``softmax_cross_entropy``, ``argmax`` and ``one_hot``, ``conv2d`` and
+   the pools on (N, C, H, W) images -- run on the members' rows joined end to end
+   (``x_i`` of shape (rows, k) become one (n*rows, k) operand), so the batched graph has
+   no reshapes around them; other ops get the members stacked along a new leading axis,
+   with axis-like attributes shifted by one. A group whose members use different
+   parameters in one input (``W_plus`` and ``W_times``) runs once per parameter. Ops that
+   cannot be batched (``pad``, ``argmax`` of a whole tensor ...) run one by one.
 
 Each pending tensor that someone still holds then gets its row of the batched result (a
 view) and a recorded node that selects that row; one that only other pending ops used is
@@ -808,6 +810,43 @@ def _broadcast_to(p0, operands, n, layout):
     return O.broadcast_to(x, shape=(n, *target))
 
 
+def _split_piece(p0, operands, n, layout):  # an LSTM's gates: one piece of each member
+    axis = p0.attrs.get("axis", 0) % len(p0.shape)
+    if layout is None:
+        return FLAT if axis > 0 else STACKED  # pieces along a later axis keep the rows
+    return p0.op(operands[0][1], **dict(p0.attrs, axis=axis if layout is FLAT else axis + 1))
+
+
+def _argmax(p0, operands, n, layout):
+    axis = p0.attrs.get("axis")
+    if layout is None:  # (axis None: an index into each member flattened, not batched)
+        return axis is not None and (FLAT if axis % len(p0.args[0].shape) > 0 else STACKED)
+    axis %= len(p0.args[0].shape)
+    return p0.op(operands[0][1], **dict(p0.attrs, axis=axis if layout is FLAT else axis + 1))
+
+
+def _one_hot(p0, operands, n, layout):  # per-sample ids; the classes along a new last axis
+    if layout is None:
+        return FLAT if len(p0.args[0].shape) >= 1 else STACKED
+    return p0.op(operands[0][1], **p0.attrs)
+
+
+def _images(p0, operands, n, layout):
+    """conv2d and the pools: each member's images (N, C, H, W) along axis 0, joined FLAT;
+    the filters shared."""
+    if layout is None:
+        return not operands[0][0] and all(s for s, _ in operands[1:]) and FLAT
+    return p0.op(*[v for _, v in operands], **p0.attrs)
+
+
+def _row_by_row(p0, operands, n, layout):
+    """softmax_cross_entropy: logits (rows, classes) and labels (rows,), a loss per row;
+    an input every member shares is repeated for each."""
+    if layout is None:
+        return FLAT
+    return p0.op(*[_repeated(v, n) if s else v for s, v in operands], **p0.attrs)
+
+
 def _rnn_tanh_cell(p0, operands, n, layout):  # shared weights; x and h FLAT
     if layout is None:
         return all(s for s, _ in operands[2:]) and FLAT
@@ -827,12 +866,17 @@ def _repeated(v, n):
     return O.reshape(v, shape=(n * shape[0], *shape[1:]))
 
 
-_BATCHERS = {name: _elementwise for name, op in registry.OPS.items() if op.elementwise}
+# (clip and the *_like ops are elementwise in all but name: one input, its shape kept)
+_BATCHERS = {name: _elementwise for name, op in registry.OPS.items() if op.elementwise or
+             name in ("clip", "identity", "zeros_like", "ones_like")}
 _BATCHERS.update({"matmul": _matmul, "sum": _reduce, "mean": _reduce, "max": _reduce,
                   "softmax": _softmax, "log_softmax": _softmax, "transpose": _transpose,
                   "matrix_transpose": _elementwise, "reshape": _reshape,
                   "getitem": _getitem, "concat": _join, "stack": _join, "gather": _gather,
-                  "broadcast_to": _broadcast_to, "rnn_tanh_cell": _rnn_tanh_cell})
+                  "broadcast_to": _broadcast_to, "rnn_tanh_cell": _rnn_tanh_cell,
+                  "split_piece": _split_piece, "argmax": _argmax, "one_hot": _one_hot,
+                  "conv2d": _images, "max_pool2d": _images, "avg_pool2d": _images,
+                  "global_avg_pool2d": _images, "softmax_cross_entropy": _row_by_row})
 
 
 # -- the public face -------------------------------------------------------------------------

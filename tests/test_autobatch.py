@@ -355,13 +355,117 @@ def test_mixed_batchable_and_unbatchable_ops():
     def model():
         total = None
         for x, y in zip(xs, labels):
-            logits = kg.clip(x @ w, -2.0, 2.0)  # clip: run one by one
-            t = kg.cross_entropy(kg.pad(logits, [(0, 0), (0, 1)]), y)
+            logits = kg.clip(x @ w, -2.0, 2.0)
+            t = kg.cross_entropy(kg.pad(logits, [(0, 0), (0, 1)]), y)  # pad: one by one
             total = t if total is None else total + t
         return total
 
     ab = _compare(model, [w])
-    assert ab.stats.single >= 8 and ab.stats.batch_sizes["matmul"] == [4]
+    sizes = ab.stats.batch_sizes
+    assert sizes["matmul"] == sizes["clip"] == sizes["softmax_cross_entropy"] == [4]
+    assert "pad" not in sizes and ab.stats.single >= 4
+
+
+# -- what LSTMs, classifiers and CNNs call, per sample -------------------------------------------
+@pytest.mark.parametrize("lengths", [[3, 1, 4, 2], [2, 2, 2]])
+def test_lstm_over_different_lengths_batches_its_gates(lengths):
+    rng = np.random.default_rng(4)
+    kg.random.seed(4)
+    cell = kg.nn.LSTMCell(3, 5)
+    xs = [[kg.tensor(rng.standard_normal((1, 3)).astype(np.float32)) for _ in range(n)]
+          for n in lengths]
+
+    def model():
+        total = None
+        for seq in xs:
+            h = c = kg.zeros(1, 5)
+            for x in seq:
+                h, c = cell(x, (h, c))
+            t = (h * h).sum() + c.sum()
+            total = t if total is None else total + t
+        return total
+
+    ab = _compare(model, list(cell.parameters()))
+    # split's pieces (the four gates) batch like the rest: one call per piece and step, for
+    # every step that more than one sequence takes
+    steps = [sum(n > t for n in lengths) for t in range(max(lengths))]
+    assert ab.stats.batch_sizes["split_piece"] == [k for k in steps if k > 1 for _ in range(4)]
+
+
+@pytest.mark.parametrize("rows", [1, 3])
+@pytest.mark.parametrize("shared_labels", [False, True])
+def test_a_classifier_per_sample_batches_loss_argmax_and_one_hot(rows, shared_labels):
+    rng = np.random.default_rng(5)
+    w = kg.tensor(rng.standard_normal((4, 4)).astype(np.float32), requires_grad=True)
+    xs = [kg.tensor(rng.standard_normal((rows, 4)).astype(np.float32)) for _ in range(5)]
+    labels = [kg.tensor(rng.integers(0, 4, rows)) for _ in range(5)]
+    if shared_labels:
+        labels = [labels[0]] * 5
+
+    def model():
+        total = None
+        for x, y in zip(xs, labels):
+            logits = x @ w
+            hit = kg.one_hot(kg.argmax(logits, axis=1), 4)      # no gradient: a mask
+            agree = kg.one_hot(kg.argmax(logits, axis=0), rows)  # over the rows: STACKED
+            t = (kg.cross_entropy(logits, y) + (hit * logits).sum()
+                 + (agree * agree).sum() * 0.5)
+            total = t if total is None else total + t
+        return total
+
+    ab = _compare(model, [w])
+    sizes = ab.stats.batch_sizes
+    assert sizes["softmax_cross_entropy"] == [5] and sizes["one_hot"] == [5, 5]
+    assert sizes["argmax"] == [5, 5]
+
+
+def test_argmax_of_the_whole_member_runs_one_by_one():
+    xs = [kg.tensor([[0.0, float(i)], [1.5, 1.0]]) for i in range(3)]
+    with kg.autobatch() as ab:
+        picks = [kg.argmax(x * 1.0) for x in xs]
+    assert [p.item() for p in picks] == [2, 2, 1]
+    assert "argmax" not in ab.stats.batch_sizes
+
+
+@pytest.mark.parametrize("axis", [0, 1])
+def test_split_along_any_axis(axis):
+    rng = np.random.default_rng(6)
+    w = kg.tensor(rng.standard_normal((4, 6)).astype(np.float32), requires_grad=True)
+    xs = [kg.tensor(rng.standard_normal((2, 4)).astype(np.float32)) for _ in range(3)]
+
+    def model():
+        total = None
+        for x in xs:
+            a, b = kg.split(x @ w, [1, -1] if axis == 0 else 2, axis=axis)
+            t = (a.tanh() * 2.0).sum() + (b * b).sum()
+            total = t if total is None else total + t
+        return total
+
+    ab = _compare(model, [w])
+    assert ab.stats.batch_sizes["split_piece"] == [3, 3]
+
+
+def test_a_cnn_per_image_batches_its_convolutions_and_pools():
+    rng = np.random.default_rng(7)
+    kg.random.seed(7)
+    conv = kg.nn.Conv2d(2, 3, 3, padding=1)
+    images = [kg.tensor(rng.standard_normal((1, 2, 6, 6)).astype(np.float32))
+              for _ in range(4)]
+
+    def model():
+        total = None
+        for x in images:
+            y = kg.clip(conv(x), -1.0, 1.0)
+            y = kg.max_pool2d(y, 2) + kg.avg_pool2d(y, 2)
+            t = (kg.global_avg_pool2d(y) ** 2).sum() + kg.zeros_like(y).sum()
+            total = t if total is None else total + t
+        return total
+
+    ab = _compare(model, list(conv.parameters()))
+    sizes = ab.stats.batch_sizes
+    for name in ("conv2d", "clip", "max_pool2d", "avg_pool2d", "global_avg_pool2d",
+                 "zeros_like"):
+        assert sizes[name] == [4], name
 
 
 def test_dropout_runs_at_once_with_eager_random_numbers():

@@ -14,6 +14,9 @@ the sequences of the squared final state, forward and backward to every weight:
 - 13c, static: one ``kg.nn.dynamic_rnn`` over the padded batch with ``sequence_length``, in a
   ``Session``, against TF1's ``tf.nn.dynamic_rnn`` with a ``BasicRNNCell``.
 
+Rows 14a-b time the same task with an LSTM cell (PyTorch's ``nn.LSTMCell``; the loss reads
+the final ``h``): eager per sample against PyTorch, and under ``kg.autobatch()``.
+
 Every framework's loss and gradients are checked against a float64 NumPy BPTT first.
 """
 
@@ -138,28 +141,75 @@ def reference_rnn():
     return [np.array(loss), grads]
 
 
-def _kg_cell(kg, weights):
-    cell = kg.nn.RNNCell(RNN_IN, RNN_HIDDEN)
+def lstm_weights():
+    """[w_ih, w_hh, b_ih, b_hh] of the LSTM rows, in PyTorch's layout (gates i, f, g, o)."""
+    r = _rng(14)
+    k, rows = 1.0 / np.sqrt(RNN_HIDDEN), 4 * RNN_HIDDEN
+    return [r.uniform(-k, k, shape).astype(np.float32)
+            for shape in ((rows, RNN_IN), (rows, RNN_HIDDEN), (rows,), (rows,))]
+
+
+def reference_lstm():
+    """[loss, [d w_ih, d w_hh, d b_ih, d b_hh]] of the LSTM rows in float64, by BPTT."""
+    seqs, _, _ = rnn_data()
+    w_ih, w_hh, b_ih, b_hh = (w.astype(np.float64) for w in lstm_weights())
+    grads = [np.zeros_like(w) for w in (w_ih, w_hh, b_ih, b_hh)]
+    hidden = RNN_HIDDEN
+
+    def sigmoid(v):
+        return 1.0 / (1.0 + np.exp(-v))
+
+    loss = 0.0
+    for xs in seqs:
+        xs = xs.astype(np.float64)
+        hs, cs, saved = [np.zeros(hidden)], [np.zeros(hidden)], []
+        for x in xs:
+            a = w_ih @ x + b_ih + w_hh @ hs[-1] + b_hh
+            i, f, o = (sigmoid(a[k * hidden:(k + 1) * hidden]) for k in (0, 1, 3))
+            g = np.tanh(a[2 * hidden:3 * hidden])
+            cs.append(f * cs[-1] + i * g)
+            hs.append(o * np.tanh(cs[-1]))
+            saved.append((i, f, g, o))
+        loss += float(hs[-1] @ hs[-1])
+        dh, dc = 2 * hs[-1], np.zeros(hidden)
+        for t in range(len(xs) - 1, -1, -1):
+            i, f, g, o = saved[t]
+            tc = np.tanh(cs[t + 1])
+            dc = dc + dh * o * (1 - tc ** 2)
+            da = np.concatenate([dc * g * i * (1 - i), dc * cs[t] * f * (1 - f),
+                                 dc * i * (1 - g ** 2), dh * tc * o * (1 - o)])
+            grads[0] += np.outer(da, xs[t])
+            grads[1] += np.outer(da, hs[t])
+            grads[2] += da
+            grads[3] += da
+            dh, dc = w_hh.T @ da, dc * f
+    return [np.array(loss), grads]
+
+
+def _kg_cell(kg, weights, lstm=False):
+    cell = (kg.nn.LSTMCell if lstm else kg.nn.RNNCell)(RNN_IN, RNN_HIDDEN)
     cell.load_state_dict(dict(zip(("weight_ih", "weight_hh", "bias_ih", "bias_hh"), weights)))
     return cell
 
 
-def _rnn_per_sample_kg(autobatch: bool):
+def _rnn_per_sample_kg(autobatch: bool, lstm: bool = False):
     def setup(kg):
         seqs, _, weights = rnn_data()
-        cell = _kg_cell(kg, weights)
+        cell = _kg_cell(kg, lstm_weights() if lstm else weights, lstm)
         params = list(cell.parameters())
         steps = [[kg.tensor(x[t:t + 1]) for t in range(len(x))] for x in seqs]
         zeros = kg.zeros(1, RNN_HIDDEN)
+        start = (zeros, zeros) if lstm else zeros
 
         def forward_backward():
             for p in params:
                 p.grad = None
             loss = 0.0
             for xs in steps:
-                h = zeros
+                state = start
                 for x in xs:
-                    h = cell(x, h)
+                    state = cell(x, state)
+                h = state[0] if lstm else state
                 loss = loss + (h * h).sum()
             loss.backward()
             return loss
@@ -179,24 +229,27 @@ def _rnn_per_sample_kg(autobatch: bool):
     return setup
 
 
-def _rnn_per_sample_torch(torch):
+def _rnn_per_sample_torch(torch, lstm=False):
     seqs, _, weights = rnn_data()
-    cell = torch.nn.RNNCell(RNN_IN, RNN_HIDDEN)
+    cell = (torch.nn.LSTMCell if lstm else torch.nn.RNNCell)(RNN_IN, RNN_HIDDEN)
     with torch.no_grad():
-        for p, w in zip((cell.weight_ih, cell.weight_hh, cell.bias_ih, cell.bias_hh), weights):
+        for p, w in zip((cell.weight_ih, cell.weight_hh, cell.bias_ih, cell.bias_hh),
+                        lstm_weights() if lstm else weights):
             p.copy_(torch.from_numpy(w))
     params = list(cell.parameters())
     steps = [[torch.from_numpy(x[t:t + 1]) for t in range(len(x))] for x in seqs]
     zeros = torch.zeros(1, RNN_HIDDEN)
+    start = (zeros, zeros) if lstm else zeros
 
     def step():
         for p in params:
             p.grad = None
         loss = 0.0
         for xs in steps:
-            h = zeros
+            state = start
             for x in xs:
-                h = cell(x, h)
+                state = cell(x, state)
+            h = state[0] if lstm else state
             loss = loss + (h * h).sum()
         loss.backward()
         return loss
@@ -206,6 +259,10 @@ def _rnn_per_sample_torch(torch):
         return [loss.detach().numpy(), [p.grad.numpy() for p in params]]
 
     return Impl("step()", {"step": step}, output)
+
+
+def _lstm_per_sample_torch(torch):
+    return _rnn_per_sample_torch(torch, lstm=True)
 
 
 def _padded():
@@ -280,6 +337,8 @@ def _rnn_static_tf(tf):
 _RNN_TASK = (f"{RNN_SEQUENCES} sequences of lengths {RNN_MIN_LEN}..{RNN_MAX_LEN}, {RNN_IN} "
              f"features, tanh RNN cell with {RNN_HIDDEN} hidden units; loss = sum of the "
              "squared final states; forward + backward to every weight")
+_LSTM_TASK = (f"The task of rows 13 with an LSTM cell of {RNN_HIDDEN} hidden units (PyTorch's "
+              "LSTMCell; loss = sum of the squared final h)")
 
 CASES = (
     _mlp_eager_case("12a", 1),
@@ -305,4 +364,16 @@ CASES = (
          {"kernelgraph": _rnn_static_kg, "numpy": NO_AUTOGRAD_NP,
           "torch": NO_SESSION_TORCH, "tensorflow": _rnn_static_tf},
          Target(max_us=2000.0), rtol=1e-3),
+    Case("14a", "LSTM task, eager per sample", "us",
+         f"{_LSTM_TASK}. The per-sample loop of 13a: one cell call per step.",
+         reference_lstm,
+         {"kernelgraph": _rnn_per_sample_kg(autobatch=False, lstm=True),
+          "numpy": NO_AUTOGRAD_NP, "torch": _lstm_per_sample_torch,
+          "tensorflow": NO_EAGER_TF}, rtol=1e-3),
+    Case("14b", "LSTM task, eager autobatched", "us",
+         f"{_LSTM_TASK}. The per-sample code of 14a inside `with kg.autobatch():`.",
+         reference_lstm,
+         {"kernelgraph": _rnn_per_sample_kg(autobatch=True, lstm=True),
+          "numpy": NO_AUTOGRAD_NP, "torch": NO_AUTOBATCH, "tensorflow": NO_EAGER_TF},
+         rtol=1e-3),
 )

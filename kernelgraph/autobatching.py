@@ -855,6 +855,13 @@ def _rnn_tanh_cell(p0, operands, n, layout):  # shared weights; x and h FLAT
     return O.rnn_tanh_cell(x, h, *[w for _, w in operands[2:]])
 
 
+def _lstm_cell(p0, operands, n, layout):  # shared weights; x, h and c FLAT
+    if layout is None:
+        return all(s for s, _ in operands[3:]) and FLAT
+    x, h, c = (v if not s else _repeated(v, n) for s, v in operands[:3])
+    return O.lstm_cell(x, h, c, *[w for _, w in operands[3:]])
+
+
 def _repeated(v, n):
     """The shared operand ``v`` (shape (r, ...)) once per member, FLAT: (n*r, ...)."""
     shape = tuple(v.shape)
@@ -874,6 +881,7 @@ _BATCHERS.update({"matmul": _matmul, "sum": _reduce, "mean": _reduce, "max": _re
                   "matrix_transpose": _elementwise, "reshape": _reshape,
                   "getitem": _getitem, "concat": _join, "stack": _join, "gather": _gather,
                   "broadcast_to": _broadcast_to, "rnn_tanh_cell": _rnn_tanh_cell,
+                  "lstm_cell": _lstm_cell,
                   "split_piece": _split_piece, "argmax": _argmax, "one_hot": _one_hot,
                   "conv2d": _images, "max_pool2d": _images, "avg_pool2d": _images,
                   "global_avg_pool2d": _images, "softmax_cross_entropy": _row_by_row})

@@ -368,7 +368,7 @@ def test_mixed_batchable_and_unbatchable_ops():
 
 # -- what LSTMs, classifiers and CNNs call, per sample -------------------------------------------
 @pytest.mark.parametrize("lengths", [[3, 1, 4, 2], [2, 2, 2]])
-def test_lstm_over_different_lengths_batches_its_gates(lengths):
+def test_lstm_over_different_lengths_batches_its_steps(lengths):
     rng = np.random.default_rng(4)
     kg.random.seed(4)
     cell = kg.nn.LSTMCell(3, 5)
@@ -386,10 +386,11 @@ def test_lstm_over_different_lengths_batches_its_gates(lengths):
         return total
 
     ab = _compare(model, list(cell.parameters()))
-    # split's pieces (the four gates) batch like the rest: one call per piece and step, for
-    # every step that more than one sequence takes
-    steps = [sum(n > t for n in lengths) for t in range(max(lengths))]
-    assert ab.stats.batch_sizes["split_piece"] == [k for k in steps if k > 1 for _ in range(4)]
+    # one lstm_cell call per step that more than one sequence takes, and the split of its
+    # result into h and c batched the same way
+    steps = [k for k in (sum(n > t for n in lengths) for t in range(max(lengths))) if k > 1]
+    assert ab.stats.batch_sizes["lstm_cell"] == steps
+    assert ab.stats.batch_sizes["split_piece"] == [k for k in steps for _ in range(2)]
 
 
 @pytest.mark.parametrize("rows", [1, 3])

@@ -366,6 +366,104 @@ def test_lstm_cell_gradients_match_finite_differences():
                                    err_msg=name)
 
 
+def _lstm_op_inputs(batch=3, fin=4, hidden=5, dtype=np.float64):
+    shapes = ((batch, fin), (batch, hidden), (batch, hidden), (4 * hidden, fin),
+              (4 * hidden, hidden), (4 * hidden,), (4 * hidden,))
+    return [rng.standard_normal(s).astype(dtype) for s in shapes]
+
+
+def _lstm_op_reference(x, h, c, w_ih, w_hh, b_ih, b_hh):
+    """[h' | c' | the gates' activations], as the op returns them."""
+    p = {"weight_ih": w_ih, "weight_hh": w_hh, "bias_ih": b_ih, "bias_hh": b_hh}
+    i, f, g, o = np.split(x @ w_ih.T + b_ih + h @ w_hh.T + b_hh, 4, axis=1)
+    return np.concatenate([*np_lstm(x, h, c, p), np_sigmoid(i), np_sigmoid(f), np.tanh(g),
+                           np_sigmoid(o)], axis=1)
+
+
+def test_lstm_cell_op_gradients_every_way_match_finite_differences():
+    """The op's gradient has two paths: one compiled call on host arrays (eager backward,
+    leaf weights summed at the end), and the same formula written with ops (a graph, a
+    differentiable backward, weights that are not leaves). Both meet the finite
+    differences of the NumPy formula, for every input."""
+    values = _lstm_op_inputs()
+    weight = rng.standard_normal((3, 30))  # every column has a gradient, the gates' too
+
+    def loss(vs):
+        return float((_lstm_op_reference(*vs) * weight).sum())
+
+    want = [numeric_grad(lambda v, k=k: loss(values[:k] + [v] + values[k + 1:]), values[k])
+            for k in range(7)]
+    np.testing.assert_allclose(kg.ops.lstm_cell(*values), _lstm_op_reference(*values),
+                               rtol=1e-12)
+    leaves = [kg.tensor(v, requires_grad=True) for v in values]
+    (kg.ops.lstm_cell(*leaves) * kg.tensor(weight)).sum().backward()
+    # weights computed from leaves: their gradients come back from the rule, not a sink
+    scaled = [kg.tensor(v, requires_grad=True) for v in values]
+    (kg.ops.lstm_cell(*scaled[:3], *[w * 1.0 for w in scaled[3:]])
+     * kg.tensor(weight)).sum().backward()
+    g = kg.Graph()
+    with g.as_default():
+        nodes = [kg.placeholder(kg.float64, shape=[None, *v.shape[1:]]) if k < 3 else
+                 kg.placeholder(kg.float64, shape=v.shape) for k, v in enumerate(values)]
+        grads = kg.gradients(kg.reduce_sum(kg.ops.lstm_cell(*nodes) * weight), nodes)
+    with kg.Session(g) as sess:
+        static = sess.run(grads, dict(zip(nodes, values)))
+    for k, name in enumerate(("x", "h", "c", "w_ih", "w_hh", "b_ih", "b_hh")):
+        for got in (leaves[k].grad.numpy(), scaled[k].grad.numpy(), static[k]):
+            np.testing.assert_allclose(got, want[k], rtol=1e-6, atol=1e-8, err_msg=name)
+
+
+def test_lstm_cell_op_on_cuda_matches_the_cpu():
+    values = _lstm_op_inputs(dtype=np.float32)
+    weight = rng.standard_normal((3, 30)).astype(np.float32)
+    cuda = kg.device("cuda")
+    results = []
+    for device in (None, cuda):
+        ts = [kg.tensor(v, requires_grad=True, device=device) for v in values]
+        out = kg.ops.lstm_cell(*ts)
+        (out * kg.tensor(weight, device=device)).sum().backward()
+        results.append([out.detach().cpu().numpy()] + [t.grad.cpu().numpy() for t in ts])
+    assert out.device == cuda
+    for got, want in zip(*reversed(results)):
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+
+
+def test_lstm_cell_is_one_op_a_step_unbatched_and_without_bias():
+    kg.random.seed(2)
+    cell = kg.nn.LSTMCell(3, 4, bias=False)
+    x = rng.standard_normal(3).astype(np.float32)
+    h, c = cell(kg.tensor(x))
+    assert h.shape == c.shape == (4,)
+    zeros = np.zeros(16, np.float32)
+    p = {**params(cell), "bias_ih": zeros, "bias_hh": zeros}
+    want = np_lstm(x[None], np.zeros((1, 4)), np.zeros((1, 4)), p)
+    np.testing.assert_allclose(h.detach().numpy(), want[0][0], rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(c.detach().numpy(), want[1][0], rtol=1e-5, atol=1e-6)
+    g = kg.Graph()
+    with g.as_default():
+        h_s, c_s = kg.nn.LSTMCell(3, 4)(kg.placeholder(kg.float32, shape=[None, 3]))
+    ops = [n.op.name for n in g.nodes]
+    assert ops.count("lstm_cell") == 1 and "sigmoid" not in ops and "matmul" not in ops
+
+
+def test_lstm_cell_op_errors_name_the_inputs():
+    x, h, c, w_ih, w_hh, b_ih, b_hh = _lstm_op_inputs()
+    x, h = kg.tensor(x), kg.tensor(h)
+    with pytest.raises(kg.errors.ShapeError, match=r"lstm_cell: w_ih must have 4\*hidden "
+                                                  r"rows \(gates i, f, g, o\), got shape "
+                                                  r"\(19, 4\)"):
+        kg.ops.lstm_cell(x, h, c, w_ih[:-1], w_hh, b_ih, b_hh)
+    with pytest.raises(kg.errors.ShapeError, match="lstm_cell: the hidden size differs "
+                                                  "between inputs: h 5, c 4, w_ih/4 5"):
+        kg.ops.lstm_cell(x, h, c[:, :4], w_ih, w_hh, b_ih, b_hh)
+    with pytest.raises(kg.errors.ShapeError, match="lstm_cell: the batch differs"):
+        with kg.Graph().as_default():
+            kg.ops.lstm_cell(kg.placeholder(kg.float64, shape=[2, 4]), h.numpy(), c, w_ih,
+                             w_hh, b_ih, b_hh)
+    with pytest.raises(TypeError, match="lstm_cell takes 7 inputs"):
+        kg.ops.lstm_cell(x, h, c, w_ih, w_hh, b_ih)
+
+
 def test_lstm_cell_errors_and_repr():
     cell = kg.nn.LSTMCell(3, 4)
     with pytest.raises(ValueError, match=r"LSTMCell: expected the input of shape \(batch, 3\), "

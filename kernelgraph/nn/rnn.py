@@ -165,7 +165,8 @@ class LSTMCell(_Cell):
     ``bias_hh`` (4*hidden), each drawn from U(-1/sqrt(hidden), 1/sqrt(hidden)) by
     ``kg.random``. ``cell(x, (h, c))`` returns ``(h', c')``; the state defaults to zeros.
     For :func:`dynamic_rnn` the state is the tuple ``(h, c)`` (``state_size`` is
-    ``(hidden, hidden)``) and the output of a step is ``h``.
+    ``(hidden, hidden)``) and the output of a step is ``h``. A step is one op,
+    ``kg.ops.lstm_cell``, and two views of its result (h' and c'), in every mode.
 
     >>> import kernelgraph as kg
     >>> cell = kg.nn.LSTMCell(3, 4)
@@ -194,15 +195,22 @@ class LSTMCell(_Cell):
                             f"{type(state).__name__}")
         _check_step("LSTMCell", h, "hidden state h", self.hidden_size)
         _check_step("LSTMCell", c, "cell state c", self.hidden_size)
-        gates = O.matmul(x, O.transpose(self.weight_ih))
-        if self.bias:
-            gates = gates + self.bias_ih
-        gates = gates + O.matmul(h, O.transpose(self.weight_hh))
-        if self.bias:
-            gates = gates + self.bias_hh
-        i, f, g, o = O.split(gates, 4, axis=-1)
-        c_next = O.sigmoid(f) * c + O.sigmoid(i) * O.tanh(g)
-        return O.sigmoid(o) * O.tanh(c_next), c_next
+        w_ih, w_hh, b_ih, b_hh = self.current_parameters("weight_ih", "weight_hh", "bias_ih",
+                                                         "bias_hh")
+        if not self.bias:  # zero biases, where the step runs
+            b_ih = b_hh = np.zeros(4 * self.hidden_size, self.dtype)
+            if isinstance(x, Tensor) and x.is_cuda:
+                b_ih = b_hh = tensor(b_ih, device=x.device)
+        one = x.ndim == 1  # an unbatched step: a batch of one
+        if one:
+            x, h, c = (O.reshape(v, shape=(1, -1)) for v in (x, h, c))
+        # One op and two views a step, not twenty ops: see kernelgraph/ops/rnn.py.
+        out = O.lstm_cell(x, h, c, w_ih, w_hh, b_ih, b_hh)  # [h' | c' | the gates]
+        sizes = (self.hidden_size, self.hidden_size, 4 * self.hidden_size)
+        h_next, c_next = (O.split_piece(out, sizes=sizes, index=k, axis=1) for k in (0, 1))
+        if one:
+            h_next, c_next = O.reshape(h_next, shape=(-1,)), O.reshape(c_next, shape=(-1,))
+        return h_next, c_next
 
 
 def zero_state(like, size: int, dtype):

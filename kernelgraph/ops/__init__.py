@@ -75,7 +75,7 @@ from .nn import (
 from .random import dropout
 from .reduce import broadcast_like, broadcast_reduced, max, mean, sum, sum_to_like
 from .registry import OPS, Op, define
-from .rnn import rnn_tanh_cell
+from .rnn import lstm_cell, rnn_tanh_cell
 from .shape import broadcast_to, matrix_transpose, reshape, reshape_like, transpose
 from .transfer import to_device
 
@@ -93,7 +93,7 @@ __all__ = [
 ]
 __all__ += [
     "argmax", "clip", "concat", "concat_slice", "dropout", "embedding", "gather", "gather_grad",
-    "getitem", "getitem_grad", "normalize_index", "one_hot", "pad", "random", "rnn_tanh_cell",
-    "split",
+    "getitem", "getitem_grad", "lstm_cell", "normalize_index", "one_hot", "pad", "random",
+    "rnn_tanh_cell", "split",
     "split_grad", "split_piece", "stack", "to_device",
 ]

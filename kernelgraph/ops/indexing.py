@@ -8,6 +8,8 @@ are plain hashable values: an index is normalized to a tuple whose items are int
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from .. import dtypes as D
@@ -224,6 +226,13 @@ def _split_infer(shapes_, dtypes, attrs):
 
 
 def _split_index(shape, sizes, index, axis):
+    if type(sizes) is list:  # (split() passes a tuple; a direct call may not)
+        sizes = tuple(sizes)
+    return _split_slices(tuple(shape), sizes, index, axis)
+
+
+@functools.lru_cache(maxsize=1024)  # an LSTM step splits the same shape twice each way
+def _split_slices(shape, sizes, index, axis):
     ax = _axis(axis, len(shape), "split")
     start, stop = _piece_bounds(shape[ax], sizes, index)
     return (slice(None),) * ax + (slice(start, stop),)

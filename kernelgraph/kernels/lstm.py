@@ -1,0 +1,110 @@
+"""CPU kernels of ``lstm_cell`` (see kernelgraph/ops/rnn.py): one LSTM step forward, and the
+gradient at its gates' pre-activations from the activations the forward returned, for host
+arrays.
+
+The gates' products are :func:`cpu._rnn_preactivation`'s (two BLAS calls and the bias adds
+in one compiled call); the activations are NumPy's SIMD ``tanh`` on the whole gate block,
+with each sigmoid written as ``0.5 * tanh(0.5 * a) + 0.5`` (the same function, and it never
+overflows), because a compiled loop of scalar ``exp``/``tanh`` calls is ~20x slower once
+the batch is more than a row (autobatching runs one step of every sequence as one call).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+from numpy import ndarray
+
+from .cpu import _blas_layout, _rnn_preactivation
+
+
+def check_lstm_shapes(x, h, c, w_ih, w_hh, b_ih, b_hh) -> None:
+    """A ValueError unless x (batch, input), h and c (batch, hidden), w_ih (4*hidden,
+    input), w_hh (4*hidden, hidden), b_ih and b_hh (4*hidden,): the kernels index without
+    bounds checks."""
+    if x.ndim == 2 and h.ndim == 2:
+        (batch, inputs), hidden = x.shape, h.shape[1]
+        rows = 4 * hidden
+        if (h.shape[0] == batch and tuple(c.shape) == (batch, hidden)
+                and tuple(w_ih.shape) == (rows, inputs) and tuple(w_hh.shape) == (rows, hidden)
+                and tuple(b_ih.shape) == tuple(b_hh.shape) == (rows,)):
+            return
+    raise ValueError("lstm_cell: the inputs' shapes do not fit together")
+
+
+_SCALES: dict = {}  # (hidden, dtype) -> (scale, shift): 0.5/0.5 for sigmoid gates, 1/0 for g
+
+
+def _scale_shift(hidden: int, dtype):
+    key = (hidden, dtype)
+    found = _SCALES.get(key)
+    if found is None:
+        scale = np.full(4 * hidden, 0.5, dtype)
+        scale[2 * hidden:3 * hidden] = 1.0  # gate g is a tanh; i, f and o are sigmoids
+        found = _SCALES[key] = (scale, (1.0 - scale).astype(dtype))
+    return found
+
+
+def _gate_activations(x, h, w_ih, w_hh, b_ih, b_hh) -> ndarray:
+    """(batch, 4*hidden): sigmoid(i), sigmoid(f), tanh(g), sigmoid(o) (PyTorch's order) of
+    ``x w_ih^T + b_ih + h w_hh^T + b_hh``."""
+    a = np.empty((x.shape[0], w_ih.shape[0]), x.dtype)
+    if x.shape[1] == 0 or h.shape[1] == 0 or not a.size:  # an empty product: BLAS wants k >= 1
+        a[...] = x @ w_ih.T + b_ih + h @ w_hh.T + b_hh
+    else:
+        _rnn_preactivation(_blas_layout(x), _blas_layout(h), _blas_layout(w_ih),
+                           _blas_layout(w_hh), b_ih, b_hh, a)
+    scale, shift = _scale_shift(h.shape[1], a.dtype)
+    np.multiply(a, scale, out=a)
+    np.tanh(a, out=a)
+    np.multiply(a, scale, out=a)
+    np.add(a, shift, out=a)
+    return a
+
+
+def lstm_cell(x, h, c, w_ih, w_hh, b_ih, b_hh) -> ndarray:
+    """``[h' | c' | i f g o]`` (batch, 6*hidden): ``c' = f*c + i*g``, ``h' = o*tanh(c')``,
+    and the gates' activations, which the gradient reads (as PyTorch's fused cell keeps
+    them), for 2-D float arrays of one dtype."""
+    check_lstm_shapes(x, h, c, w_ih, w_hh, b_ih, b_hh)
+    hidden = h.shape[1]
+    act = _gate_activations(x, h, w_ih, w_hh, b_ih, b_hh)
+    out = np.empty((x.shape[0], 6 * hidden), x.dtype)
+    out[:, 2 * hidden:] = act
+    h_new, c_new = out[:, :hidden], out[:, hidden:2 * hidden]
+    np.multiply(act[:, hidden:2 * hidden], c, out=c_new)
+    c_new += act[:, :hidden] * act[:, 2 * hidden:3 * hidden]
+    np.tanh(c_new, out=h_new)
+    h_new *= act[:, 3 * hidden:]
+    return out
+
+
+@njit(cache=True)
+def _pre_grads(g, out, c, tc, da, dc_prev):
+    # From the output's gradient [gh | gc | g_i g_f g_g g_o]: the gradient at the gates'
+    # pre-activations da, and at the previous cell state.
+    batch, hidden = c.shape
+    for r in range(batch):
+        for j in range(hidden):
+            i, f = out[r, 2 * hidden + j], out[r, 3 * hidden + j]
+            gt, o = out[r, 4 * hidden + j], out[r, 5 * hidden + j]
+            gh, t = g[r, j], tc[r, j]
+            dc = g[r, hidden + j] + gh * o * (1 - t * t)
+            da[r, j] = (dc * gt + g[r, 2 * hidden + j]) * i * (1 - i)
+            da[r, hidden + j] = (dc * c[r, j] + g[r, 3 * hidden + j]) * f * (1 - f)
+            da[r, 2 * hidden + j] = (dc * i + g[r, 4 * hidden + j]) * (1 - gt * gt)
+            da[r, 3 * hidden + j] = (gh * t + g[r, 5 * hidden + j]) * o * (1 - o)
+            dc_prev[r, j] = dc * f
+
+
+def lstm_cell_pre_grads(g: ndarray, out: ndarray, c: ndarray) -> tuple:
+    """``(da, dc)``: the gradient at the four gates' pre-activations (batch, 4*hidden) and
+    at the previous cell state ``c``, from the gradient ``g`` of ``out`` (both (batch,
+    6*hidden), see :func:`lstm_cell`). The products with the weights are the caller's (they
+    depend on which inputs want a gradient)."""
+    hidden = c.shape[1]
+    tc = np.tanh(out[:, hidden:2 * hidden])
+    da = np.empty((c.shape[0], 4 * hidden), out.dtype)
+    dc = np.empty(c.shape, out.dtype)
+    _pre_grads(np.ascontiguousarray(g), out, np.ascontiguousarray(c), tc, da, dc)
+    return da, dc

@@ -548,6 +548,24 @@ def test_rnn_tanh_cell(dtype, data):
              ph=data.draw(PLACEHOLDER_SHAPES))
 
 
+def _lstm_cell_reference(x, h, c, w_ih, w_hh, b_ih, b_hh):
+    i, f, g, o = np.split(x @ w_ih.T + b_ih + h @ w_hh.T + b_hh, 4, axis=1)
+    i, f, g, o = 1 / (1 + np.exp(-i)), 1 / (1 + np.exp(-f)), np.tanh(g), 1 / (1 + np.exp(-o))
+    c_next = f * c + i * g
+    return np.concatenate([o * np.tanh(c_next), c_next, i, f, g, o], axis=1)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@given(data=st.data())
+def test_lstm_cell(dtype, data):
+    batch, inputs, hidden = (data.draw(st.integers(1, MAX_SIDE)) for _ in range(3))
+    shapes = [(batch, inputs), (batch, hidden), (batch, hidden), (4 * hidden, inputs),
+              (4 * hidden, hidden), (4 * hidden,), (4 * hidden,)]
+    args = [arrays(data.draw, "exponent", dtype, s) for s in shapes]
+    check_op(kg.ops.lstm_cell, _lstm_cell_reference, args, diff=range(7),
+             ph=data.draw(PLACEHOLDER_SHAPES))
+
+
 # -- shape ops -------------------------------------------------------------------------------
 @pytest.mark.parametrize("dtype", FLOATS + INTS)
 @given(data=st.data())

@@ -15,6 +15,7 @@ import numpy as np
 from numba import njit
 from numpy import ndarray
 
+from . import cpu
 from .cpu import _blas_layout, _rnn_preactivation
 
 
@@ -79,21 +80,40 @@ def lstm_cell(x, h, c, w_ih, w_hh, b_ih, b_hh) -> ndarray:
     return out
 
 
+# The ops' own scalar bodies, so that the compiled gradient computes what the gradient rule
+# written with ops computes (graphs, GPU arrays), to the bit: each op's result is rounded to
+# the arrays' dtype before the next op reads it (_rounded), as an op's output array is.
+_tanh_s = njit(cache=True)(cpu._tanh)
+_sigmoid_grad_s = njit(cache=True)(cpu._sigmoid_grad)
+_tanh_grad_s = cpu._tanh_grad_scalar
+
+
 @njit(cache=True)
-def _pre_grads(g, out, c, tc, da, dc_prev):
+def _rounded(buf, v):
+    buf[0] = v
+    return buf[0]
+
+
+@njit(cache=True)
+def _pre_grads(g, out, c, da, dc_prev):
     # From the output's gradient [gh | gc | g_i g_f g_g g_o]: the gradient at the gates'
-    # pre-activations da, and at the previous cell state.
+    # pre-activations da, and at the previous cell state; op by op as ops/rnn.py's rule.
     batch, hidden = c.shape
+    b = np.empty(1, da.dtype)
     for r in range(batch):
         for j in range(hidden):
             i, f = out[r, 2 * hidden + j], out[r, 3 * hidden + j]
             gt, o = out[r, 4 * hidden + j], out[r, 5 * hidden + j]
-            gh, t = g[r, j], tc[r, j]
-            dc = g[r, hidden + j] + gh * o * (1 - t * t)
-            da[r, j] = (dc * gt + g[r, 2 * hidden + j]) * i * (1 - i)
-            da[r, hidden + j] = (dc * c[r, j] + g[r, 3 * hidden + j]) * f * (1 - f)
-            da[r, 2 * hidden + j] = (dc * i + g[r, 4 * hidden + j]) * (1 - gt * gt)
-            da[r, 3 * hidden + j] = (gh * t + g[r, 5 * hidden + j]) * o * (1 - o)
+            gh = g[r, j]
+            t = _rounded(b, _tanh_s(out[r, hidden + j]))
+            dc = _rounded(b, g[r, hidden + j] + _rounded(b, _tanh_grad_s(t, _rounded(b, gh * o))))
+            da[r, j] = _sigmoid_grad_s(i, _rounded(b, _rounded(b, dc * gt) + g[r, 2 * hidden + j]))
+            da[r, hidden + j] = _sigmoid_grad_s(
+                f, _rounded(b, _rounded(b, dc * c[r, j]) + g[r, 3 * hidden + j]))
+            da[r, 2 * hidden + j] = _tanh_grad_s(
+                gt, _rounded(b, _rounded(b, dc * i) + g[r, 4 * hidden + j]))
+            da[r, 3 * hidden + j] = _sigmoid_grad_s(
+                o, _rounded(b, _rounded(b, gh * t) + g[r, 5 * hidden + j]))
             dc_prev[r, j] = dc * f
 
 
@@ -103,8 +123,7 @@ def lstm_cell_pre_grads(g: ndarray, out: ndarray, c: ndarray) -> tuple:
     6*hidden), see :func:`lstm_cell`). The products with the weights are the caller's (they
     depend on which inputs want a gradient)."""
     hidden = c.shape[1]
-    tc = np.tanh(out[:, hidden:2 * hidden])
     da = np.empty((c.shape[0], 4 * hidden), out.dtype)
     dc = np.empty(c.shape, out.dtype)
-    _pre_grads(np.ascontiguousarray(g), out, np.ascontiguousarray(c), tc, da, dc)
+    _pre_grads(np.ascontiguousarray(g), out, np.ascontiguousarray(c), da, dc)
     return da, dc

@@ -118,9 +118,10 @@ def _cell_grad(g, out, needs, attrs, x, h, w_ih, w_hh, b_ih, b_hh):
 
 
 def _one_call(*values) -> bool:
-    """Whether the gradient can run as :func:`cpu.rnn_tanh_cell_grad`: host arrays (not
-    graph nodes, nor eager tensors of a differentiable backward, nor GPU arrays) of one
-    BLAS dtype (float32, float64) with no empty dim (BLAS wants every dim >= 1)."""
+    """Whether a cell's gradient can run as one compiled call (:func:`cpu.rnn_tanh_cell_grad`,
+    :func:`lstm.lstm_cell_pre_grads`): host arrays (not graph nodes, nor eager tensors of a
+    differentiable backward, nor GPU arrays) of one BLAS dtype (float32, float64) with no
+    empty dim (BLAS wants every dim >= 1)."""
     dt = values[0].dtype if type(values[0]) is ndarray else None
     if dt not in cpu.BLAS_DTYPES:
         return False

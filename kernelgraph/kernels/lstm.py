@@ -46,37 +46,47 @@ def _scale_shift(hidden: int, dtype):
     return found
 
 
-def _gate_activations(x, h, w_ih, w_hh, b_ih, b_hh) -> ndarray:
-    """(batch, 4*hidden): sigmoid(i), sigmoid(f), tanh(g), sigmoid(o) (PyTorch's order) of
-    ``x w_ih^T + b_ih + h w_hh^T + b_hh``."""
-    a = np.empty((x.shape[0], w_ih.shape[0]), x.dtype)
-    if x.shape[1] == 0 or h.shape[1] == 0 or not a.size:  # an empty product: BLAS wants k >= 1
-        a[...] = x @ w_ih.T + b_ih + h @ w_hh.T + b_hh
-    else:
-        _rnn_preactivation(_blas_layout(x), _blas_layout(h), _blas_layout(w_ih),
-                           _blas_layout(w_hh), b_ih, b_hh, a)
-    scale, shift = _scale_shift(h.shape[1], a.dtype)
-    np.multiply(a, scale, out=a)
-    np.tanh(a, out=a)
-    np.multiply(a, scale, out=a)
-    np.add(a, shift, out=a)
-    return a
+@njit(cache=True)
+def _gates_and_cell_state(t, scale, shift, c, out):
+    # t = tanh(a * scale) for the pre-activations a: the gates' activations t*scale + shift
+    # (sigmoid(v) = 0.5*tanh(0.5*v) + 0.5) into out's gate block, and c' = f*c + i*g.
+    batch, hidden = c.shape
+    for r in range(batch):
+        for k in range(4 * hidden):
+            out[r, 2 * hidden + k] = t[r, k] * scale[k] + shift[k]
+        for j in range(hidden):
+            i, f = out[r, 2 * hidden + j], out[r, 3 * hidden + j]
+            out[r, hidden + j] = f * c[r, j] + i * out[r, 4 * hidden + j]
+
+
+@njit(cache=True)
+def _hidden_state(out, hidden):
+    # h' = o * tanh(c'), with tanh(c') already in h's columns
+    for r in range(out.shape[0]):
+        for j in range(hidden):
+            out[r, j] *= out[r, 5 * hidden + j]
 
 
 def lstm_cell(x, h, c, w_ih, w_hh, b_ih, b_hh) -> ndarray:
     """``[h' | c' | i f g o]`` (batch, 6*hidden): ``c' = f*c + i*g``, ``h' = o*tanh(c')``,
     and the gates' activations, which the gradient reads (as PyTorch's fused cell keeps
-    them), for 2-D float arrays of one dtype."""
+    them), for 2-D float arrays of one dtype. Six calls: the products, two NumPy ``tanh``
+    passes (over the gates, then over c') and three compiled loops for the rest."""
     check_lstm_shapes(x, h, c, w_ih, w_hh, b_ih, b_hh)
-    hidden = h.shape[1]
-    act = _gate_activations(x, h, w_ih, w_hh, b_ih, b_hh)
-    out = np.empty((x.shape[0], 6 * hidden), x.dtype)
-    out[:, 2 * hidden:] = act
-    h_new, c_new = out[:, :hidden], out[:, hidden:2 * hidden]
-    np.multiply(act[:, hidden:2 * hidden], c, out=c_new)
-    c_new += act[:, :hidden] * act[:, 2 * hidden:3 * hidden]
-    np.tanh(c_new, out=h_new)
-    h_new *= act[:, 3 * hidden:]
+    batch, hidden = h.shape
+    a = np.empty((batch, 4 * hidden), x.dtype)
+    if x.shape[1] == 0 or hidden == 0 or not a.size:  # an empty product: BLAS wants k >= 1
+        a[...] = x @ w_ih.T + b_ih + h @ w_hh.T + b_hh
+    else:
+        _rnn_preactivation(_blas_layout(x), _blas_layout(h), _blas_layout(w_ih),
+                           _blas_layout(w_hh), b_ih, b_hh, a)
+    scale, shift = _scale_shift(hidden, a.dtype)
+    np.multiply(a, scale, out=a)
+    np.tanh(a, out=a)
+    out = np.empty((batch, 6 * hidden), x.dtype)
+    _gates_and_cell_state(a, scale, shift, np.ascontiguousarray(c), out)
+    np.tanh(out[:, hidden:2 * hidden], out=out[:, :hidden])
+    _hidden_state(out, hidden)
     return out
 
 

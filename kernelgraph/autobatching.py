@@ -847,19 +847,13 @@ def _row_by_row(p0, operands, n, layout):
     return p0.op(*[_repeated(v, n) if s else v for s, v in operands], **p0.attrs)
 
 
-def _rnn_tanh_cell(p0, operands, n, layout):  # shared weights; x and h FLAT
+def _cell(p0, operands, n, layout):
+    """rnn_tanh_cell and lstm_cell: x and the state(s) FLAT, the four weights shared."""
+    rows, weights = operands[:-4], operands[-4:]
     if layout is None:
-        return all(s for s, _ in operands[2:]) and FLAT
-    # A shared x or h (the first step's zero state) is repeated for every member.
-    x, h = (v if not s else _repeated(v, n) for s, v in operands[:2])
-    return O.rnn_tanh_cell(x, h, *[w for _, w in operands[2:]])
-
-
-def _lstm_cell(p0, operands, n, layout):  # shared weights; x, h and c FLAT
-    if layout is None:
-        return all(s for s, _ in operands[3:]) and FLAT
-    x, h, c = (v if not s else _repeated(v, n) for s, v in operands[:3])
-    return O.lstm_cell(x, h, c, *[w for _, w in operands[3:]])
+        return all(s for s, _ in weights) and FLAT
+    # A shared x or state (the first step's zero state) is repeated for every member.
+    return p0.op(*[_repeated(v, n) if s else v for s, v in rows], *[w for _, w in weights])
 
 
 def _repeated(v, n):
@@ -880,8 +874,7 @@ _BATCHERS.update({"matmul": _matmul, "sum": _reduce, "mean": _reduce, "max": _re
                   "softmax": _softmax, "log_softmax": _softmax, "transpose": _transpose,
                   "matrix_transpose": _elementwise, "reshape": _reshape,
                   "getitem": _getitem, "concat": _join, "stack": _join, "gather": _gather,
-                  "broadcast_to": _broadcast_to, "rnn_tanh_cell": _rnn_tanh_cell,
-                  "lstm_cell": _lstm_cell,
+                  "broadcast_to": _broadcast_to, "rnn_tanh_cell": _cell, "lstm_cell": _cell,
                   "split_piece": _split_piece, "argmax": _argmax, "one_hot": _one_hot,
                   "conv2d": _images, "max_pool2d": _images, "avg_pool2d": _images,
                   "global_avg_pool2d": _images, "softmax_cross_entropy": _row_by_row})

@@ -70,8 +70,9 @@ def _hidden_state(out, hidden):
 def lstm_cell(x, h, c, w_ih, w_hh, b_ih, b_hh) -> ndarray:
     """``[h' | c' | i f g o]`` (batch, 6*hidden): ``c' = f*c + i*g``, ``h' = o*tanh(c')``,
     and the gates' activations, which the gradient reads (as PyTorch's fused cell keeps
-    them), for 2-D float arrays of one dtype. Six calls: the products, two NumPy ``tanh``
-    passes (over the gates, then over c') and three compiled loops for the rest."""
+    them), for 2-D float arrays of one dtype. Six calls: the products and bias adds (one
+    compiled call), a scaling and NumPy's ``tanh`` over the gates, a compiled loop for the
+    activations and c', NumPy's ``tanh`` over c', and a compiled loop for h'."""
     check_lstm_shapes(x, h, c, w_ih, w_hh, b_ih, b_hh)
     batch, hidden = h.shape
     a = np.empty((batch, 4 * hidden), x.dtype)

@@ -180,13 +180,15 @@ def _ternary_kernels(fn):
     return flat, strided
 
 
-def nary_kernel_source(arity: int, fn: str = "f") -> str:
+def nary_kernel_source(arity: int, fn: str = "f", cache: bool = True) -> str:
     """Python source of the (flat, strided) kernel pair for ``out = fn(a0, ..., a{n-1})``.
 
     The binary and ternary kernels above, written out for any number of operands (numba
     kernels take no ``*args``). Generated fusion kernels embed this text in their module,
     next to their scalar function ``fn``, so numba can cache them on disk (``cache=True``; the
-    simulator ignores it). The pair is launched by :func:`launch_map`.
+    simulator ignores it). Source run with ``exec`` has no file to cache next to, and on a
+    GPU numba refuses ``cache=True`` there: pass ``cache=False``. The pair is launched by
+    :func:`launch_map`.
 
     >>> print(nary_kernel_source(1).splitlines()[1])
     def flat(out, a0, k0):
@@ -203,11 +205,12 @@ def nary_kernel_source(arity: int, fn: str = "f") -> str:
     strided_call = ", ".join(f"{x}[{o} + j * {s}[0]]" for x, o, s in zip(a, offsets, ss))
     # The strided walk of _offsets2/_offsets3: one division per coalesced dim, the outermost
     # index needs none (rank >= 2 here; rank <= 1 takes the flat kernel).
-    return ("@cuda.jit(cache=True)\n"
-            f"def flat(out, {', '.join(a + ks)}):\n" + loop
+    decorator = f"@cuda.jit(cache={cache})\n"
+    return (decorator
+            + f"def flat(out, {', '.join(a + ks)}):\n" + loop
             + f"        out[i] = {fn}({flat_call})\n\n\n"
-            "@cuda.jit(cache=True)\n"
-            f"def strided(out, {', '.join(a)}, shape, {', '.join(ss)}):\n" + loop
+            + decorator
+            + f"def strided(out, {', '.join(a)}, shape, {', '.join(ss)}):\n" + loop
             + "        j = i\n"
             + "".join(f"        {o} = 0\n" for o in offsets)
             + "        for d in range(len(shape) - 1, 0, -1):\n"

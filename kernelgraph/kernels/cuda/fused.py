@@ -72,7 +72,7 @@ class FusedCudaKernel:
     >>> from numba import cuda
     >>> from kernelgraph.kernels import cpu
     >>> scope = {"cuda": cuda, "f": cuda.jit(device=True)(cpu._add)}
-    >>> exec(E.nary_kernel_source(2), scope)
+    >>> exec(E.nary_kernel_source(2, cache=False), scope)
     >>> k = FusedCudaKernel("k", "", (scope["flat"], scope["strided"]), ["add"],
     ...                     (np.float32, np.float32), np.float32)
     >>> k(core.to_device(np.ones((2, 2), np.float32)), 1.0).copy_to_host()

@@ -113,6 +113,30 @@ def test_gemm_transposed_operands(trans_a, trans_b):
     np.testing.assert_allclose(core.to_host(got), a @ b, rtol=1e-12, atol=1e-12)
 
 
+@pytest.mark.parametrize("dtype", [F32, F64])
+@pytest.mark.parametrize("trans_a", [False, True])
+@pytest.mark.parametrize("trans_b", [False, True])
+def test_gemm_crosses_every_tile_edge(trans_a, trans_b, dtype):
+    """Sizes just past whole tiles of the geometry that runs (``CL.tiles_for``: 128x128 by
+    32 or 16 deep on a GPU, 16x16x8 on the simulator): partial tiles in M, N and K, several
+    K steps (the kernel loads each step while multiplying the last), each operand layout's
+    load order."""
+    bm, bn, bk = CL.tiles_for(dtype)[:3]
+    m, n, k = bm + 3, 2 * bn - 5, 2 * bk + 3
+    a, b = rand((m, k), dtype, 9, scale=1.0), rand((k, n), dtype, 10, scale=1.0)
+    stored_a = np.ascontiguousarray(a.T) if trans_a else a
+    stored_b = np.ascontiguousarray(b.T) if trans_b else b
+    got = core.to_host(CL.gemm(to_device(stored_a), to_device(stored_b), trans_a=trans_a,
+                               trans_b=trans_b))
+    want = a.astype(np.float64) @ b.astype(np.float64)
+    np.testing.assert_allclose(got, want, rtol=16 * EPS[dtype], atol=4 * k * EPS[dtype])
+
+
+def test_gemm_refuses_tiles_the_threads_cannot_split():
+    with pytest.raises(ValueError, match="split the tiles evenly"):
+        CL._gemm_kernel(np.dtype(F32), False, True, (16, 16, 8, 3, 4))
+
+
 @pytest.mark.parametrize("sa, sb", [((3,), (3, 2)), ((2, 3), (4, 2)), ((2, 2, 3), (3, 3, 1))])
 def test_matmul_errors(sa, sb):
     check_error("matmul", rand(sa, F32), rand(sb, F32))

@@ -392,6 +392,25 @@ def test_reduction_splits_and_multi_block_grids(monkeypatch, tuning):
     check("max", x, axis=0)
 
 
+def test_one_block_walks_every_grid_stride_loop(monkeypatch):
+    """Launches are capped at what fills the GPU (core.BLOCKS_PER_SM per SM), so large arrays
+    reach their grid-stride loops. Capped at one block here, a GPU runs those loops on
+    arrays of a few blocks' size too (the simulator always launches one block)."""
+    monkeypatch.setattr(core, "BLOCKS_PER_SM", 0)
+    n = 3 * core.THREADS + 5
+    rng = np.random.default_rng(7)
+    x, y = rng.uniform(-2, 2, (2, n)).astype(F32), rng.uniform(-2, 2, n).astype(F32)
+    check("exp", x)                   # the unary kernel
+    check("mul", x, x)                # the flat binary kernel
+    check("add", x, y)                # the strided one (y broadcast along rows)
+    check("where", x > 0, x, y)       # ternary
+    check("cast", x, dtype=F64)
+    check("transpose", x)             # strided copy
+    check("sum", x, axis=1)
+    check("sum", x, axis=0)
+    check("max", x)
+
+
 # -- the broadcasts that undo reductions -----------------------------------------------------
 @pytest.mark.parametrize("dtype", ALL_DTYPES)
 @SOME

@@ -90,7 +90,7 @@ def row_launch(nrows: int, length: int) -> tuple[int, int, int]:
     per_block = BLOCK // group
     if core.SIMULATOR:
         return 1, BLOCK, group
-    return max(1, min(core.MAX_BLOCKS, math.ceil(nrows / per_block))), BLOCK, group
+    return core.grid(math.ceil(nrows / per_block)), BLOCK, group
 
 
 # -- softmax / log_softmax ------------------------------------------------------------------

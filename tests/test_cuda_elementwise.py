@@ -411,6 +411,25 @@ def test_one_block_walks_every_grid_stride_loop(monkeypatch):
     check("max", x)
 
 
+@pytest.mark.skipif(core.SIMULATOR, reason="numba's CUDA simulator has no device memory")
+def test_device_arrays_come_from_cudas_memory_pool():
+    """On a GPU, kernelgraph's arrays come from CUDA's stream-ordered pool
+    (kernels/cuda/memory.py): a freed block is handed out again, not returned to the driver."""
+    from numba import cuda
+
+    from kernelgraph.kernels.cuda import memory
+
+    manager = cuda.current_context().memory_manager
+    assert isinstance(manager, memory.StreamOrderedMemoryManager), type(manager)
+    first = core.empty((1 << 20,), F32)
+    address = first.device_ctypes_pointer.value
+    del first
+    cuda.synchronize()
+    again = core.empty((1 << 20,), F32)
+    assert again.device_ctypes_pointer.value == address
+    np.testing.assert_array_equal(core.full((3,), 2.5, F32).copy_to_host(), [2.5] * 3)
+
+
 # -- the broadcasts that undo reductions -----------------------------------------------------
 @pytest.mark.parametrize("dtype", ALL_DTYPES)
 @SOME

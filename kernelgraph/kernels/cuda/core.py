@@ -23,6 +23,10 @@ import numpy as np
 from numba import config, cuda
 
 SIMULATOR = bool(config.ENABLE_CUDASIM)
+if not SIMULATOR:  # device arrays from CUDA's memory pool (before any context exists)
+    from . import memory
+
+    memory.install()
 # Threads per block: 256 on a GPU; the simulator pays per thread, not per element.
 THREADS = 32 if SIMULATOR else 256
 MAX_BLOCKS = 1 if SIMULATOR else 65535 * 4

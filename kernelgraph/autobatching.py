@@ -24,12 +24,19 @@ dtype are known). When a value is needed -- ``.item()``, ``.numpy()``, ``print``
    one group, the targets a per-sample operand). A call whose inputs are all
    *parameters* (leaves that require grad, numbers, or results of such calls: ``W.T``) is
    the same for every sample: it is recorded once and handed to every caller;
-2. nodes are grouped by (**depth**, signature); depth is 1 + the deepest pending input, so
-   the nodes of one group never depend on each other (DyNet's depth-based batching);
-3. groups run in depth order, each as ONE call of the op on batched operands, taken
-   straight from the producing group's batched result when they came from one (the whole
-   result, a slice or a gather: no copy per sample); inputs that every member shares go in
-   as they are (broadcasting). Row-wise ops -- a cell step, ``x_i @ W`` with a shared 2-D
+2. nodes are grouped by signature, by one of DyNet's two strategies. The default,
+   **agenda**, keeps the nodes whose inputs have all run on an agenda and each time runs
+   all of one signature's: a signature whose nodes are all there, else the one whose nodes
+   lie shallowest on average (**depth**: 1 + the deepest pending input), so deeper kinds
+   wait and gather company. ``kg.autobatch("depth")`` groups by (depth, signature)
+   instead and runs the groups in depth order. Either way a group's members never depend
+   on each other. They differ where samples differ in length: the loss after each of 32
+   sequences of 5..50 steps is one group by agenda, one per length by depth;
+3. each group runs as ONE call of the op on batched operands, taken straight from the
+   producing groups' batched results (the whole result, a slice or a gather: no copy per
+   sample; a node that ran alone counts as a batch of one); a column that repeats an
+   earlier one (``h * h``) is batched once; inputs that every member shares go in as they
+   are (broadcasting). Row-wise ops -- a cell step, ``x_i @ W`` with a shared 2-D
    ``W``, elementwise ops, ``concat`` and ``split`` along a later axis, embedding lookups,
    the per-row loss ``softmax_cross_entropy``, ``argmax`` and ``one_hot``, ``conv2d`` and
    the pools on (N, C, H, W) images -- run on the members' rows joined end to end
@@ -77,9 +84,11 @@ ndarray = np.ndarray
 _DATA = Tensor.__dict__["data"]  # the slots themselves: LazyTensor overrides the attributes
 _NODE = Tensor.__dict__["_node"]
 _GETITEM = O.getitem
+_new_tensor = Tensor.__new__
 # C-level getters for the per-member loops of a flush (map(...) instead of a Python loop)
 _ARGS, _REQUIRES_GRAD = attrgetter("args"), attrgetter("requires_grad")
 _BATCH, _ROW = itemgetter(0), itemgetter(1)
+_DATA_OF = attrgetter("data")  # (on plain Tensors only: a LazyTensor's data runs the flush)
 
 # Ops that are never deferred: they draw random numbers (deferring would change the order of
 # the draws), move data between devices, or run control flow.
@@ -93,7 +102,7 @@ class _Pending:
     grouping hashes that, not the signature's nested tuples."""
 
     __slots__ = ("op", "args", "attrs", "shape", "dtype", "key", "depth", "sig", "need",
-                 "out", "error", "cse", "uses", "row")
+                 "out", "error", "cse", "row", "consumers", "waiting")
 
     @property
     def size(self):
@@ -318,16 +327,24 @@ def _defer(op, args, attrs):
     p.op, p.args, p.attrs, p.need, p.depth = op, args, attrs, need, depth
     p.key, p.sig = known
     p.shape, p.dtype = p.key
-    p.cse, p.uses, p.row, p.error = cse, 0, None, None
-    t = LazyTensor.__new__(LazyTensor)
-    _DATA.__set__(t, p)
-    _NODE.__set__(t, None)
+    p.cse, p.row, p.error, p.consumers = cse, None, None, None
+    t = _new_tensor(Tensor)  # filled as a Tensor, then made lazy: its slots' plain stores
+    t.data = p  # are cheaper than LazyTensor's descriptors (a tenth of a record)
+    t._node = None
     t.requires_grad = need
+    t.__class__ = LazyTensor
     p.out = t
     _pending.append(p)
+    waiting = 0
     if lazy is not None:
-        for q in lazy:
-            q.uses += 1
+        for q in lazy:  # (one that ran in an earlier flush, or failed there, is no edge)
+            if q.row is None and q.out is not None:
+                waiting += 1
+                if q.consumers is None:
+                    q.consumers = [p]
+                else:
+                    q.consumers.append(p)
+    p.waiting = waiting
     if cse is not None:
         _merged[cse] = t
     _totals[0] += 1
@@ -368,7 +385,7 @@ def flush() -> None:
     collecting = gc.isenabled()
     gc.disable()
     try:
-        _execute(pending)
+        _execute(pending, _active[-1].strategy if _active else "agenda")
     except BaseException as e:
         for p in pending:  # the ones that did not run (see _done)
             if p.out is not None:
@@ -383,7 +400,20 @@ def flush() -> None:
     _count("flushes")
 
 
-def _execute(pending):
+def _execute(pending, strategy):
+    rowof: dict = {}  # id(tensor) -> (batched result, row, needs a node) for batched rows
+    _alias.clear()
+    _derived.clear()
+    _derived.update(id(p.out) for p in pending if p.cse is not None)
+    try:
+        (_by_depth if strategy == "depth" else _by_agenda)(pending, rowof)
+    finally:
+        _alias.clear()
+        _derived.clear()
+
+
+def _by_depth(pending, rowof):
+    """DyNet's depth-based batching: one group per (depth, signature), in depth order."""
     groups: dict = {}
     for p in pending:
         key = (p.depth, p.sig)
@@ -392,16 +422,57 @@ def _execute(pending):
             groups[key] = [p]
         else:
             g.append(p)
-    rowof: dict = {}  # id(tensor) -> (batched result, row, needs a node) for batched rows
-    _alias.clear()
-    _derived.clear()
-    _derived.update(id(p.out) for p in pending if p.cse is not None)
-    try:
-        for g in sorted(groups.values(), key=lambda g: g[0].depth):
-            _run(g, rowof)
-    finally:
-        _alias.clear()
-        _derived.clear()
+    for g in sorted(groups.values(), key=lambda g: g[0].depth):
+        _run(g, rowof)
+
+
+def _by_agenda(pending, rowof):
+    """DyNet's agenda-based batching: the nodes whose inputs have all run wait on an agenda,
+    by signature; each launch runs every waiting node of one signature -- one whose nodes
+    are all waiting (waiting longer gains nothing), else the one of lowest average depth
+    over the whole graph, so the later signatures wait to gather more nodes. Per-sample
+    tails at different depths (sequences of different lengths) become one group, where
+    depth-based batching runs one per depth."""
+    ready: dict = {}  # signature -> the nodes on the agenda
+    left: dict = {}  # signature -> its nodes not run yet
+    depths: dict = {}  # signature -> the sum of its nodes' depths
+    for p in pending:
+        s = p.sig
+        n = left.get(s)
+        if n is None:
+            left[s], depths[s] = 1, p.depth
+        else:
+            left[s], depths[s] = n + 1, depths[s] + p.depth
+        if not p.waiting:
+            r = ready.get(s)
+            if r is None:
+                ready[s] = [p]
+            else:
+                r.append(p)
+    average = {s: depths[s] / n for s, n in left.items()}
+    while ready:
+        for s, r in ready.items():
+            if len(r) == left[s]:
+                break
+        else:
+            s = min(ready, key=average.__getitem__)
+        g = ready.pop(s)
+        left[s] -= len(g)
+        _run(g, rowof)
+        for p in g:  # their consumers are one input closer to the agenda
+            cs = p.consumers
+            if cs is not None:
+                p.consumers = None
+                for c in cs:
+                    c.waiting -= 1
+                    if not c.waiting:
+                        r = ready.get(c.sig)
+                        if r is None:
+                            ready[c.sig] = [c]
+                        else:
+                            r.append(c)
+    if any(left.values()):
+        raise RuntimeError("kg.autobatch left deferred ops unrun (a bug: please report it)")
 
 
 _alias: dict = {}  # during a run: id(tensor) -> the one tensor a merged group computed
@@ -425,7 +496,10 @@ def _run(g, rowof):
     for p in g:
         _ready(p.args, rowof)
         r = eager.apply(p.op, p.args, p.attrs)
-        _materialize(p.out, _DATA.__get__(r), _NODE.__get__(r))
+        t = p.out
+        _materialize(t, _DATA.__get__(r), _NODE.__get__(r))
+        if p.shape:  # a batch of one for the groups it feeds (FLAT: all its rows)
+            rowof[id(t)] = (t, 0, t.requires_grad, p.shape[0])
         _done(p)
     _count("launches", len(g))
     _count("single", len(g))
@@ -468,7 +542,12 @@ def _run_group(group, batcher, rowof) -> bool:
                 operands.append((True, first))  # equal numbers
             continue
         same = [_alias.get(id(c), c) for c in col] if _alias else col
-        distinct = len(set(map(id, same)))
+        if same[0] is not same[-1] and not _is_parameter(first):
+            all_shared = False  # per-sample values (the first and last differ)
+            operands.append((False, None))
+            continue
+        # (tensors hash by identity; arrays do not hash)
+        distinct = len(set(map(id, same) if type(first) is ndarray else same))
         if distinct == 1:
             operands.append((True, same[0]))  # one tensor for everyone: shared
             continue
@@ -504,9 +583,13 @@ def _run_group(group, batcher, rowof) -> bool:
     flat = layout is FLAT
     helpers = [0]
     _ready([v for s, v in operands if s], rowof)
-    operands = [(s, v if s else _numbers(col, p0, flat) if type(col[0]) is float else
-                 _stacked(col, n, rowof, helpers, flat))
-                for (s, v), col in zip(operands, columns)]
+    batched = []  # the operands with the per-sample columns batched
+    for (s, v), col in zip(operands, columns):
+        if not s:
+            v = _numbers(col, p0, flat) if type(col[0]) is float else \
+                _stacked_once(col, n, rowof, helpers, flat, columns, batched)
+        batched.append((s, v))
+    operands = batched
     out = batcher(p0, operands, n, layout)
     if out is None:
         return False
@@ -526,7 +609,7 @@ def _run_group(group, batcher, rowof) -> bool:
     for i, p in enumerate(group):
         t = p.out
         rowof[id(t)] = p.row = (out, i, need_node, r)
-        if refs(t) > 3 + p.uses:
+        if refs(t) > (3 if p.consumers is None else 3 + len(p.consumers)):
             _materialize_row(t, out, i, need_node, r)
         p.out = p.args = None  # _done(p), inline: once per member of every group
     _record_launch(p0.op.name, n)
@@ -605,13 +688,26 @@ def _in_layout(batched, r, flat, shape):
     return O.reshape(batched, shape=(-1, *shape))
 
 
+def _stacked_once(col, n, rowof, helpers, flat, columns, done):
+    """:func:`_stacked`, or the batched operand of an earlier per-sample column of the same
+    tensors (``h * h``: one gather, one gradient path). ``done``: the operands batched so
+    far, for ``columns``' first ones."""
+    for other, (shared, v) in zip(columns, done):
+        if not shared and other[0] is col[0] and other[-1] is col[-1] and \
+                type(col[0]) is not float and list(map(id, other)) == list(map(id, col)):
+            return v
+    return _stacked(col, n, rowof, helpers, flat)
+
+
 def _stacked(col, n, rowof, helpers, flat):
     """The per-sample operands ``col`` as one batched operand in the FLAT or STACKED
     layout, from the producing groups' batched results where possible (a view or one
     gather), else stacked (or joined)."""
-    infos = list(map(rowof.get, map(id, col)))
     shape = col[0].shape
     r = shape[0] if flat else 1  # rows of the wanted layout per member
+    # (A first member that no group produced -- the user's input rows, the common case --
+    # means some row must be joined anyway: no lookup for the others.)
+    infos = list(map(rowof.get, map(id, col))) if id(col[0]) in rowof else (None,)
     if None not in infos:
         first, _, _, r_first = infos[0]
         if len(set(map(id, map(_BATCH, infos)))) == 1:  # all rows of one batched result
@@ -626,12 +722,13 @@ def _stacked(col, n, rowof, helpers, flat):
                 return O.getitem(whole, index=((start * r, (start + n) * r, None),))
             helpers[0] += 1
             return O.gather(whole, _row_index(rows, r), axis=0)
-        sources, offsets, index = [], {}, []
+        sources, offsets, index, joined = [], {}, [], 0
         for b, i, _, r_b in infos:
             off = offsets.get(id(b))
             if off is None:
-                off = offsets[id(b)] = sum(_arr(s).shape[0] for s in sources) // r
+                off = offsets[id(b)] = joined // r
                 sources.append(_in_layout(b, r_b, flat, shape))
+                joined += _arr(sources[-1]).shape[0]
             index.append(off + i)
         helpers[0] += 2
         return O.gather(O.concat(sources, axis=0), _row_index(index, r), axis=0)
@@ -642,7 +739,8 @@ def _stacked(col, n, rowof, helpers, flat):
     if not (any(map(_REQUIRES_GRAD, col)) if plain else
             any(type(c) is Tensor and c.requires_grad for c in col)):
         # Per-sample data (inputs, no gradient): the rows copied into one array.
-        arrays = [_DATA.__get__(c) if type(c) is Tensor else c for c in col]
+        arrays = (list(map(_DATA_OF, col)) if plain else
+                  [_DATA.__get__(c) if type(c) is Tensor else c for c in col])
         return np.concatenate(arrays) if flat else np.stack(arrays)
     return O.concat(list(col), axis=0) if flat else O.stack(list(col), axis=0)
 
@@ -892,12 +990,40 @@ class autobatch:  # noqa: N801 - used like kg.no_grad
     >>> pending, [y.item() for y in ys], ab.stats.launches
     ((1,), [0.0, 2.0, 4.0], 1)
 
-    Blocks nest; leaving any block runs what is pending, as does reading a value. An
-    exception inside the block still runs (or, if that fails, discards) the pending work,
-    so the engine stays usable.
+    ``strategy`` picks how pending nodes become launches (DyNet's two): ``"agenda"`` (the
+    default) runs, each time, every ready node of one signature, choosing the signature so
+    that nodes of the same kind wait for each other; ``"depth"`` runs one group per
+    (depth, signature). They differ where samples differ in length: the per-sequence loss
+    after sequences of 5 and of 50 steps is one launch by agenda, two by depth.
+
+    >>> w = kg.tensor([[0.5]], requires_grad=True)
+    >>> def run(strategy):
+    ...     with kg.autobatch(strategy) as ab:
+    ...         losses = []
+    ...         for steps in (1, 2, 3):   # three sequences of 1, 2 and 3 steps
+    ...             h = kg.ones(1, 1)
+    ...             for _ in range(steps):
+    ...                 h = (h @ w).tanh()
+    ...             losses.append((h * h).sum())
+    ...         total = losses[0] + losses[1] + losses[2]
+    ...     return ab.stats.launches, ab.stats.batch_sizes.get("mul"), round(total.item(), 6)
+    >>> run("agenda")   # the three sequences' (h * h).sum() in one launch each
+    (10, [3], 0.277872)
+    >>> run("depth")    # ... in one launch per length
+    (14, None, 0.277872)
+
+    Blocks nest (the innermost block's strategy runs a flush); leaving any block runs what
+    is pending, as does reading a value. An exception inside the block still runs (or, if
+    that fails, discards) the pending work, so the engine stays usable.
     """
 
-    def __init__(self):
+    STRATEGIES = ("agenda", "depth")
+
+    def __init__(self, strategy: str = "agenda"):
+        if strategy not in self.STRATEGIES:
+            raise ValueError(f"kg.autobatch: strategy must be one of "
+                             f"{', '.join(map(repr, self.STRATEGIES))}, got {strategy!r}")
+        self.strategy = strategy
         self._stats = AutobatchStats()
 
     @property

@@ -22,23 +22,26 @@ def _grads(params):
 
 
 def _compare(model, params, *, exact=False):
-    """Run ``model()`` (returns a scalar loss) eagerly and under autobatch; compare."""
+    """Run ``model()`` (returns a scalar loss) eagerly and under autobatch with each
+    strategy; compare. Returns the default (agenda) block."""
     eager_loss = model()
     eager_loss.backward()
     eager_value, eager_grads = eager_loss.item(), _grads(params)
-    with kg.autobatch() as ab:
-        loss = model()
-        loss.backward()
-        value = loss.item()
-    grads = _grads(params)
-    if exact:
-        assert value == eager_value
-    np.testing.assert_allclose(value, eager_value, rtol=RTOL, atol=ATOL)
-    for g, e in zip(grads, eager_grads):
-        assert (g is None) == (e is None)
-        if g is not None:
-            np.testing.assert_allclose(g, e, rtol=RTOL, atol=ATOL)
-    return ab
+    blocks = {}
+    for strategy in kg.autobatch.STRATEGIES:
+        with kg.autobatch(strategy) as blocks[strategy]:
+            loss = model()
+            loss.backward()
+            value = loss.item()
+        grads = _grads(params)
+        if exact:
+            assert value == eager_value
+        np.testing.assert_allclose(value, eager_value, rtol=RTOL, atol=ATOL)
+        for g, e in zip(grads, eager_grads):
+            assert (g is None) == (e is None)
+            if g is not None:
+                np.testing.assert_allclose(g, e, rtol=RTOL, atol=ATOL)
+    return blocks["agenda"]
 
 
 # -- an RNN over sequences of different lengths ------------------------------------------------
@@ -70,6 +73,39 @@ def test_rnn_matches_eager():
     assert ab.stats.batched > 0 and ab.stats.launches < ab.stats.nodes
     # one fused cell call per step depth: 5 sequences, then 4, 3 (lengths 4, 4, 3), 2
     assert ab.stats.batch_sizes["rnn_tanh_cell"] == [5, 4, 3, 2]
+
+
+def test_agenda_runs_the_tails_of_all_lengths_together():
+    # The loss term after each sequence sits at a depth set by the sequence's length: depth
+    # batching runs it once per length, the agenda waits until every sequence has ended.
+    model, params = _rnn_task([3, 1, 4, 4, 2])
+    agenda = _compare(model, params)
+    with kg.autobatch("depth") as depth:
+        model().backward()
+    _grads(params)
+    for ab in (agenda, depth):  # the steps batch the same way
+        assert ab.stats.batch_sizes["rnn_tanh_cell"] == [5, 4, 3, 2]
+    assert agenda.stats.batch_sizes["mul"] == agenda.stats.batch_sizes["sum"] == [5]
+    assert depth.stats.batch_sizes["mul"] == [2]  # lengths 4 and 4; three more one by one
+    assert (agenda.stats.launches, depth.stats.launches) == (10, 16)
+
+
+def test_a_result_run_alone_feeds_a_batch_without_becoming_a_row():
+    # The longest sequence's last steps run alone; its final state then joins the others'
+    # in one gather from the batched results and the lone one's, not as a separate row.
+    model, _ = _rnn_task([1, 3])
+    with kg.autobatch() as ab:
+        edges = _graph_edges(model())
+    assert ab.stats.batch_sizes["mul"] == [2]
+    assert ("gather", "concat") in edges and ("concat", "rnn_tanh_cell") in edges
+    assert ("concat", "getitem") not in edges  # no row of a batched result was cut out
+    # h * h: both inputs are the same rows, gathered once
+    assert edges.count(("gather", "concat")) == 1 and edges.count(("mul", "gather")) == 2
+
+
+def test_an_unknown_strategy_is_refused():
+    with pytest.raises(ValueError, match="strategy must be one of 'agenda', 'depth'"):
+        kg.autobatch("greedy")
 
 
 @settings(max_examples=12, deadline=None)

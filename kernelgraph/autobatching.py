@@ -78,13 +78,16 @@ from . import ops as O
 from .eager import EagerNode, Tensor
 from .errors import ShapeError
 from .graph import _sequence, describe_location, user_location
+from .kernels import cpu
 from .ops import registry
+from .ops.rnn_scan import rnn_tanh_scan as _SCAN
 
 ndarray = np.ndarray
 _DATA = Tensor.__dict__["data"]  # the slots themselves: LazyTensor overrides the attributes
 _NODE = Tensor.__dict__["_node"]
 _GETITEM = O.getitem
 _new_tensor = Tensor.__new__
+_CELL = O.rnn_tanh_cell
 # C-level getters for the per-member loops of a flush (map(...) instead of a Python loop)
 _ARGS, _REQUIRES_GRAD = attrgetter("args"), attrgetter("requires_grad")
 _BATCH, _ROW = itemgetter(0), itemgetter(1)
@@ -184,18 +187,22 @@ class AutobatchStats:
     were duplicates of an earlier call on the same parameters), ``flushes`` runs of the
     pending graph, ``launches`` op calls that ran them (``batched`` of which ran a whole
     group, ``single`` ran one node), ``helpers`` gathers/stacks/reshapes that assembled
-    batched operands, and ``batch_sizes``: op name -> the size of each batched call."""
+    batched operands, ``batch_sizes``: op name -> the size of each batched call, and
+    ``recurrences``: for each recurrence run as one ``rnn_tanh_scan``, how many cell calls
+    each of its steps ran (``[32, 32, ..., 2, 1]``: 32 sequences, fewer as they end)."""
 
     def __init__(self):
         self.nodes = self.merged = self.flushes = 0
         self.launches = self.batched = self.single = self.helpers = 0
         self.batch_sizes: dict[str, list[int]] = {}
+        self.recurrences: list[list[int]] = []
 
     def as_dict(self) -> dict:
         return {"nodes": self.nodes, "merged": self.merged, "flushes": self.flushes,
                 "launches": self.launches, "batched": self.batched, "single": self.single,
                 "helpers": self.helpers,
-                "batch_sizes": {k: list(v) for k, v in self.batch_sizes.items()}}
+                "batch_sizes": {k: list(v) for k, v in self.batch_sizes.items()},
+                "recurrences": [list(r) for r in self.recurrences]}
 
     def __repr__(self):
         return (f"<autobatch: {self.nodes:,} nodes ran as {self.launches:,} kernel launches "
@@ -457,13 +464,18 @@ def _by_agenda(pending, rowof):
         else:
             s = min(ready, key=average.__getitem__)
         g = ready.pop(s)
-        left[s] -= len(g)
-        _run(g, rowof)
-        for p in g:  # their consumers are one input closer to the agenda
+        ran = _recurrence(g, rowof) if g[0].op is _CELL else None
+        if ran is None:
+            _run(g, rowof)
+            ran = g
+        left[s] -= len(ran)
+        for p in ran:  # their consumers are one input closer to the agenda
             cs = p.consumers
             if cs is not None:
                 p.consumers = None
                 for c in cs:
+                    if c.out is None:
+                        continue  # ran already: the next step of a recurrence
                     c.waiting -= 1
                     if not c.waiting:
                         r = ready.get(c.sig)
@@ -473,6 +485,88 @@ def _by_agenda(pending, rowof):
                             r.append(c)
     if any(left.values()):
         raise RuntimeError("kg.autobatch left deferred ops unrun (a bug: please report it)")
+
+
+def _recurrence(g, rowof):
+    """Run the cell calls ``g`` and every cell call that continues them -- same weights,
+    the state the previous step's output, nothing else pending -- step after step, as one
+    ``rnn_tanh_scan`` (see kernelgraph/ops/rnn_scan.py); returns the calls it ran, or None
+    when nothing continues ``g`` (or its dtypes are not one BLAS float), which then runs
+    as a group."""
+    p0 = g[0]
+    args = p0.args
+    dt = p0.dtype
+    if dt not in cpu.BLAS_DTYPES or not all(a.dtype == dt for a in args) or \
+            not (p0.shape[0] and args[0].shape[1] and p0.shape[1]):
+        return None
+    parts: dict = {}  # the cells of each set of weights (two RNNs: two recurrences)
+    for p in g:
+        parts.setdefault(tuple(map(id, p.args[2:])), []).append(p)
+    if len(parts) == 1:
+        return _scan(g, rowof)
+    ran = []
+    for part in parts.values():
+        done = _scan(part, rowof)
+        if done is None:
+            _run(part, rowof)
+            done = part
+        ran += done
+    return ran
+
+
+def _scan(g, rowof):
+    """:func:`_recurrence` for cells of one set of weights."""
+    p0 = g[0]
+    weights = p0.args[2:]
+    w_ih, w_hh, b_ih, b_hh = weights
+    sig, steps, prev, step, base = p0.sig, [g], [], g, 0
+    while True:
+        following = []
+        for i, p in enumerate(step):
+            t = p.out
+            for c in p.consumers or ():
+                a = c.args
+                if c.sig == sig and c.waiting == 1 and a[1] is t and a[2] is w_ih and \
+                        a[3] is w_hh and a[4] is b_ih and a[5] is b_hh:
+                    following.append(c)
+                    prev.append(base + i)
+                    break
+        if not following:
+            break
+        base += len(step)
+        steps.append(following)
+        step = following
+    if len(steps) == 1:
+        return None
+    members = [p for step in steps for p in step]
+    n, r = len(members), p0.shape[0]
+    eager._grad_enabled = p0.need
+    helpers = [0]
+    states = [p.args[1] for p in g]
+    if _alias:
+        states = [_alias.get(id(c), c) for c in states]
+    if len(set(map(id, states))) == 1:  # every sequence starts from one state (zeros)
+        _ready(states[:1], rowof)
+        h0 = _repeated(states[0], len(g))
+    else:
+        h0 = _stacked(states, len(g), rowof, helpers, True)
+    x = _stacked([p.args[0] for p in members], n, rowof, helpers, True)
+    _ready(weights, rowof)
+    out = eager.apply(_SCAN, (x, h0, *weights, _row_index(prev, r)),
+                      {"steps": tuple(len(step) * r for step in steps)})
+    need_node = out.requires_grad
+    refs = sys.getrefcount
+    for i, p in enumerate(members):  # as _run_group's members: rows, held ones built
+        t = p.out
+        rowof[id(t)] = p.row = (out, i, need_node, r)
+        if refs(t) > (3 if p.consumers is None else 3 + len(p.consumers)):
+            _materialize_row(t, out, i, need_node, r)
+        p.out = p.args = None
+    _record_launch(_SCAN.name, n)
+    _count("helpers", helpers[0])
+    for block in _active:
+        block._stats.recurrences.append([len(step) for step in steps])
+    return members
 
 
 _alias: dict = {}  # during a run: id(tensor) -> the one tensor a merged group computed

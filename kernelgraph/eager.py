@@ -588,7 +588,15 @@ class _EagerMode(autodiff.Mode):
         return O.add(total, g)
 
     def value(self, node):
-        return _wrap(node.value) if self.create_graph else node.value
+        if not self.create_graph:
+            return node.value
+        # The output as a tensor of the graph being differentiated, so that a rule that
+        # reads it (tanh's 1 - y**2) is differentiated through it too, as PyTorch's saved
+        # result is: d2/dx2 tanh(x) is -2 y (1 - y**2), not 0.
+        out = _wrap(node.value)
+        out._node = node
+        out.requires_grad = True
+        return out
 
     def inputs(self, node):
         needs, values, keys = [], [], []

@@ -23,7 +23,7 @@ def _grads(params):
 
 def _compare(model, params, *, exact=False):
     """Run ``model()`` (returns a scalar loss) eagerly and under autobatch with each
-    strategy; compare. Returns the default (agenda) block."""
+    strategy; compare. Returns the default (agenda) block; ``.depth``: the other one."""
     eager_loss = model()
     eager_loss.backward()
     eager_value, eager_grads = eager_loss.item(), _grads(params)
@@ -41,6 +41,7 @@ def _compare(model, params, *, exact=False):
             assert (g is None) == (e is None)
             if g is not None:
                 np.testing.assert_allclose(g, e, rtol=RTOL, atol=ATOL)
+    blocks["agenda"].depth = blocks["depth"]
     return blocks["agenda"]
 
 
@@ -71,8 +72,11 @@ def test_rnn_matches_eager():
     model, params = _rnn_task([3, 1, 4, 4, 2])
     ab = _compare(model, params)
     assert ab.stats.batched > 0 and ab.stats.launches < ab.stats.nodes
-    # one fused cell call per step depth: 5 sequences, then 4, 3 (lengths 4, 4, 3), 2
-    assert ab.stats.batch_sizes["rnn_tanh_cell"] == [5, 4, 3, 2]
+    # depth: one fused cell call per step depth: 5 sequences, then 4, 3 (lengths 4, 4, 3), 2
+    assert ab.depth.stats.batch_sizes["rnn_tanh_cell"] == [5, 4, 3, 2]
+    # agenda: the same steps, found to be one recurrence, run as one scan
+    assert ab.stats.recurrences == [[5, 4, 3, 2]] and "rnn_tanh_cell" not in ab.stats.batch_sizes
+    assert ab.stats.batch_sizes["rnn_tanh_scan"] == [14]
 
 
 def test_agenda_runs_the_tails_of_all_lengths_together():
@@ -80,24 +84,32 @@ def test_agenda_runs_the_tails_of_all_lengths_together():
     # batching runs it once per length, the agenda waits until every sequence has ended.
     model, params = _rnn_task([3, 1, 4, 4, 2])
     agenda = _compare(model, params)
-    with kg.autobatch("depth") as depth:
-        model().backward()
-    _grads(params)
-    for ab in (agenda, depth):  # the steps batch the same way
-        assert ab.stats.batch_sizes["rnn_tanh_cell"] == [5, 4, 3, 2]
+    depth = agenda.depth
     assert agenda.stats.batch_sizes["mul"] == agenda.stats.batch_sizes["sum"] == [5]
     assert depth.stats.batch_sizes["mul"] == [2]  # lengths 4 and 4; three more one by one
-    assert (agenda.stats.launches, depth.stats.launches) == (10, 16)
+    # agenda: the scan, one mul, one sum, four adds; depth: 4 steps, 4 muls, 4 sums, 4 adds
+    assert (agenda.stats.launches, depth.stats.launches) == (7, 16)
 
 
 def test_a_result_run_alone_feeds_a_batch_without_becoming_a_row():
-    # The longest sequence's last steps run alone; its final state then joins the others'
-    # in one gather from the batched results and the lone one's, not as a separate row.
-    model, _ = _rnn_task([1, 3])
+    # The longer chain's last steps run alone; its final state then joins the other's in
+    # one gather from the batched result and the lone one, not as a separate row.
+    w = kg.tensor(np.full((2, 2), 0.5, np.float32), requires_grad=True)
+    starts = [kg.tensor(np.full((1, 2), v, np.float32)) for v in (0.5, -1.0)]
+
+    def model():
+        terms = []
+        for h, steps in zip(starts, (1, 3)):
+            for _ in range(steps):
+                h = (h @ w).tanh()
+            terms.append((h * h).sum())
+        return terms[0] + terms[1]
+
+    _compare(model, [w])
     with kg.autobatch() as ab:
         edges = _graph_edges(model())
-    assert ab.stats.batch_sizes["mul"] == [2]
-    assert ("gather", "concat") in edges and ("concat", "rnn_tanh_cell") in edges
+    assert ab.stats.batch_sizes["mul"] == [2] and ab.stats.batch_sizes["tanh"] == [2]
+    assert ("gather", "concat") in edges and ("concat", "tanh") in edges
     assert ("concat", "getitem") not in edges  # no row of a batched result was cut out
     # h * h: both inputs are the same rows, gathered once
     assert edges.count(("gather", "concat")) == 1 and edges.count(("mul", "gather")) == 2
@@ -144,8 +156,9 @@ def test_rnn_with_several_rows_per_sample_and_both_layouts(lengths, rows, shared
 
     ab = _compare(model, list(cell.parameters()))
     running = [sum(n > step for n in lengths) for step in range(max(lengths))]
-    batched = ab.stats.batch_sizes.get("rnn_tanh_cell", [])
+    batched = ab.depth.stats.batch_sizes.get("rnn_tanh_cell", [])
     assert batched == [k for k in running if k > 1]  # every step with company, in one call
+    assert ab.stats.recurrences == ([running] if len(running) > 1 else [])
 
 
 def _graph_edges(t):
@@ -172,17 +185,21 @@ def test_a_shared_first_state_batches_the_first_step(state_grad):
                    requires_grad=state_grad)
     model, params = _rnn_task([2, 3, 1, 3], seed=5, first_state=h0)
     ab = _compare(model, [*params, *([h0] if state_grad else [])])
-    assert ab.stats.batch_sizes["rnn_tanh_cell"] == [4, 3, 2]  # all 9 steps, in 3 calls
+    assert ab.depth.stats.batch_sizes["rnn_tanh_cell"] == [4, 3, 2]  # all 9 steps, 3 calls
+    assert ab.stats.recurrences == [[4, 3, 2]]
 
 
 def test_row_wise_groups_add_no_reshapes_to_the_graph():
     # Cell steps, x @ W, elementwise ops and the sum of a whole (1, k) state run on the
     # members' rows joined end to end (FLAT): the graph backward() walks has no reshape.
     model, _ = _rnn_task([3, 1, 4, 4, 2])
-    with kg.autobatch():
+    with kg.autobatch("depth"):
         edges = _graph_edges(model())
     assert sum(1 for c, _ in edges if c == "rnn_tanh_cell") >= 3  # each step reads the last
     assert ("sum", "mul") in edges and not [e for e in edges if "reshape" in e]
+    with kg.autobatch():  # the steps as one scan: the loss reads rows of its output
+        edges = _graph_edges(model())
+    assert ("gather", "rnn_tanh_scan") in edges and not [e for e in edges if "reshape" in e]
     w = kg.tensor(np.ones((3, 2), np.float32), requires_grad=True)
     with kg.autobatch() as ab:
         ys = [(kg.tensor(np.full((2, 3), i, np.float32)) @ w).tanh() for i in range(5)]

@@ -387,6 +387,21 @@ def test_create_graph_retains_the_graph_by_default():
     close(x.grad, [6.0, 12.0, 18.0])
 
 
+@pytest.mark.parametrize("fn, second", [
+    ("tanh", lambda x: -2 * np.tanh(x) * (1 - np.tanh(x) ** 2)),
+    ("sigmoid", lambda x: (s := 1 / (1 + np.exp(-x))) * (1 - s) * (1 - 2 * s)),
+    ("exp", np.exp),
+])
+def test_second_derivatives_of_rules_that_read_their_output(fn, second):
+    # tanh's gradient is g * (1 - y**2) with y its output: differentiating the gradient
+    # must go through y too (it was taken as a constant: tanh'' came out as no gradient).
+    v = np.array([-1.5, 0.2, 0.8])
+    x = kg.tensor(v, requires_grad=True)
+    (g,) = kg.autograd.grad(getattr(x, fn)().sum(), x, create_graph=True)
+    (g2,) = kg.autograd.grad(g.sum(), x)
+    close(g2, second(v))
+
+
 def test_autograd_grad_first_and_second_derivative():
     x = kg.tensor([1.0, 2.0, 3.0], requires_grad=True)
     y = (x ** 3).sum()

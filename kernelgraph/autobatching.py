@@ -256,7 +256,13 @@ def _frozen(value):
 
 
 def _defer(op, args, attrs):
-    """The eager front-end inside ``kg.autobatch()``: record ``op`` instead of running it."""
+    """The eager front-end inside ``kg.autobatch()``: record ``op`` instead of running it.
+    (The op registry calls it for tensors directly while a block is open, and eager.apply
+    for the rest, so it also sees calls made while the pending work runs.)"""
+    if eager._deferred is None:  # running the pending ops, or a gradient, right now
+        return eager.apply(op, args, attrs)
+    if attrs and "name" in attrs:
+        attrs = {k: v for k, v in attrs.items() if k != "name"}
     if op.name in _RUN_NOW or trace.active or eager._tracer is not None:
         return _run_now(op, args, attrs)
     # keys: what the signature sees of each input (shape and dtype, or a number's value:
@@ -464,12 +470,13 @@ def _by_agenda(pending, rowof):
         else:
             s = min(ready, key=average.__getitem__)
         g = ready.pop(s)
-        ran = _recurrence(g, rowof) if g[0].op is _CELL else None
-        if ran is None:
+        done = _recurrence(g, rowof) if g[0].op is _CELL else None
+        if done is None:
             _run(g, rowof)
-            ran = g
-        left[s] -= len(ran)
-        for p in ran:  # their consumers are one input closer to the agenda
+            done = len(g), g
+        ran, released = done
+        left[s] -= ran
+        for p in released:  # their consumers are one input closer to the agenda
             cs = p.consumers
             if cs is not None:
                 p.consumers = None
@@ -490,9 +497,9 @@ def _by_agenda(pending, rowof):
 def _recurrence(g, rowof):
     """Run the cell calls ``g`` and every cell call that continues them -- same weights,
     the state the previous step's output, nothing else pending -- step after step, as one
-    ``rnn_tanh_scan`` (see kernelgraph/ops/rnn_scan.py); returns the calls it ran, or None
-    when nothing continues ``g`` (or its dtypes are not one BLAS float), which then runs
-    as a group."""
+    ``rnn_tanh_scan`` (see kernelgraph/ops/rnn_scan.py). Returns how many calls ran and
+    those whose results something outside the scan reads; None when nothing continues
+    ``g`` (or its dtypes are not one BLAS float), which then runs as a group."""
     p0 = g[0]
     args = p0.args
     dt = p0.dtype
@@ -504,14 +511,15 @@ def _recurrence(g, rowof):
         parts.setdefault(tuple(map(id, p.args[2:])), []).append(p)
     if len(parts) == 1:
         return _scan(g, rowof)
-    ran = []
+    ran, released = 0, []
     for part in parts.values():
         done = _scan(part, rowof)
         if done is None:
             _run(part, rowof)
-            done = part
-        ran += done
-    return ran
+            done = len(part), part
+        ran += done[0]
+        released += done[1]
+    return ran, released
 
 
 def _scan(g, rowof):
@@ -556,17 +564,25 @@ def _scan(g, rowof):
                       {"steps": tuple(len(step) * r for step in steps)})
     need_node = out.requires_grad
     refs = sys.getrefcount
+    continued = [False] * n
+    for i in prev:
+        continued[i] = True
+    released = []  # members read outside the scan
     for i, p in enumerate(members):  # as _run_group's members: rows, held ones built
         t = p.out
-        rowof[id(t)] = p.row = (out, i, need_node, r)
-        if refs(t) > (3 if p.consumers is None else 3 + len(p.consumers)):
+        uses = 0 if p.consumers is None else len(p.consumers)
+        if uses > continued[i]:
+            rowof[id(t)] = p.row = (out, i, need_node, r)
+            released.append(p)
+        if refs(t) > 3 + uses:
+            rowof[id(t)] = p.row = (out, i, need_node, r)
             _materialize_row(t, out, i, need_node, r)
-        p.out = p.args = None
+        p.out = p.args = None  # (a state only its next step read is never built)
     _record_launch(_SCAN.name, n)
     _count("helpers", helpers[0])
     for block in _active:
         block._stats.recurrences.append([len(step) for step in steps])
-    return members
+    return n, released
 
 
 _alias: dict = {}  # during a run: id(tensor) -> the one tensor a merged group computed
@@ -1138,7 +1154,7 @@ class autobatch:  # noqa: N801 - used like kg.no_grad
             _collector_was_on[0] = gc.isenabled()
             gc.disable()
         _active.append(self)
-        eager._deferred = _defer
+        eager._deferred = registry.FRONTENDS[Tensor] = registry.FRONTENDS[LazyTensor] = _defer
         return self
 
     def __exit__(self, exc_type, exc, tb) -> bool:
@@ -1152,6 +1168,7 @@ class autobatch:  # noqa: N801 - used like kg.no_grad
             _active.remove(self)
             if not _active:
                 eager._deferred = None
+                registry.FRONTENDS[Tensor] = registry.FRONTENDS[LazyTensor] = eager.apply
                 _pending = []
                 _merged.clear()
                 _infer_cache.clear()

@@ -365,7 +365,8 @@ class Module:
         else:
             graph = None
         if graph is None and not stack:  # an eager call outside any graph call: nothing to
-            return self.forward(*args, **kwargs)  # mark (current_parameters reads None)
+            # mark (current_parameters reads None)
+            return self.forward(*args, **kwargs) if kwargs else self.forward(*args)
         stack.append(graph)
         try:
             return self.forward(*args, **kwargs)

@@ -7,11 +7,11 @@
 ...     total = losses[0] + losses[1] + losses[2] + losses[3]
 >>> total.backward()
 >>> ab.stats.nodes, ab.stats.launches, ab.stats.batch_sizes["matmul"]
-(15, 6, [4])
+(15, 5, [4])
 >>> round(total.item(), 4), [round(g, 4) for g in w.grad.numpy().ravel().tolist()]
 (3.9583, [0.0131, 0.082])
 >>> ab.stats
-<autobatch: 15 nodes ran as 6 kernel launches (3 batched, 3 single, 1 gathers) in 1 flush(es)>
+<autobatch: 15 nodes ran as 5 kernel launches (4 batched, 1 single, 2 gathers) in 1 flush(es)>
 
 Inside the block an op on tensors does not compute: it checks shapes (so a bad shape fails
 at once, naming your line) and returns a *pending* tensor (a ``kg.Tensor`` whose shape and
@@ -31,7 +31,12 @@ dtype are known). When a value is needed -- ``.item()``, ``.numpy()``, ``print``
    wait and gather company. ``kg.autobatch("depth")`` groups by (depth, signature)
    instead and runs the groups in depth order. Either way a group's members never depend
    on each other. They differ where samples differ in length: the loss after each of 32
-   sequences of 5..50 steps is one group by agenda, one per length by depth;
+   sequences of 5..50 steps is one group by agenda, one per length by depth. The agenda
+   also runs two kinds of chain as one node each, where depth batching runs a call per
+   link: a **recurrence** of RNN cells (``rnn_tanh_cell`` calls whose state is the last
+   step's output, same weights: one ``rnn_tanh_scan``, kernelgraph/ops/rnn_scan.py) and a
+   **running total** (``loss = loss + term``: one ``running_sum``,
+   kernelgraph/ops/running_sum.py), each with the step-by-step calls' bits;
 3. each group runs as ONE call of the op on batched operands, taken straight from the
    producing groups' batched results (the whole result, a slice or a gather: no copy per
    sample; a node that ran alone counts as a batch of one); a column that repeats an
@@ -81,6 +86,7 @@ from .graph import _sequence, describe_location, user_location
 from .kernels import cpu
 from .ops import registry
 from .ops.rnn_scan import rnn_tanh_scan as _SCAN
+from .ops.running_sum import running_sum as _RUNNING_SUM
 
 ndarray = np.ndarray
 _DATA = Tensor.__dict__["data"]  # the slots themselves: LazyTensor overrides the attributes
@@ -88,6 +94,7 @@ _NODE = Tensor.__dict__["_node"]
 _GETITEM = O.getitem
 _new_tensor = Tensor.__new__
 _CELL = O.rnn_tanh_cell
+_ADD = O.add
 # C-level getters for the per-member loops of a flush (map(...) instead of a Python loop)
 _ARGS, _REQUIRES_GRAD = attrgetter("args"), attrgetter("requires_grad")
 _BATCH, _ROW = itemgetter(0), itemgetter(1)
@@ -470,12 +477,15 @@ def _by_agenda(pending, rowof):
         else:
             s = min(ready, key=average.__getitem__)
         g = ready.pop(s)
-        done = _recurrence(g, rowof) if g[0].op is _CELL else None
+        op = g[0].op
+        done = _recurrence(g, rowof) if op is _CELL else \
+            _running_sum(g[0], rowof) if op is _ADD and len(g) == 1 else None
         if done is None:
             _run(g, rowof)
-            done = len(g), g
+            done = {s: len(g)}, g
         ran, released = done
-        left[s] -= ran
+        for s, n in ran.items():
+            left[s] -= n
         for p in released:  # their consumers are one input closer to the agenda
             cs = p.consumers
             if cs is not None:
@@ -497,8 +507,9 @@ def _by_agenda(pending, rowof):
 def _recurrence(g, rowof):
     """Run the cell calls ``g`` and every cell call that continues them -- same weights,
     the state the previous step's output, nothing else pending -- step after step, as one
-    ``rnn_tanh_scan`` (see kernelgraph/ops/rnn_scan.py). Returns how many calls ran and
-    those whose results something outside the scan reads; None when nothing continues
+    ``rnn_tanh_scan`` (see kernelgraph/ops/rnn_scan.py). Returns how many calls of each
+    signature ran, and those whose results something outside the scan reads; None when
+    nothing continues
     ``g`` (or its dtypes are not one BLAS float), which then runs as a group."""
     p0 = g[0]
     args = p0.args
@@ -516,10 +527,10 @@ def _recurrence(g, rowof):
         done = _scan(part, rowof)
         if done is None:
             _run(part, rowof)
-            done = len(part), part
-        ran += done[0]
+            done = {p0.sig: len(part)}, part
+        ran += done[0][p0.sig]
         released += done[1]
-    return ran, released
+    return {p0.sig: ran}, released
 
 
 def _scan(g, rowof):
@@ -582,7 +593,59 @@ def _scan(g, rowof):
     _count("helpers", helpers[0])
     for block in _active:
         block._stats.recurrences.append([len(step) for step in steps])
-    return n, released
+    return {p0.sig: n}, released
+
+
+def _running_sum(p, rowof):
+    """Run the addition ``p`` and the additions that continue it -- each adding a ready
+    tensor of the same shape and dtype to the one before, as ``loss = loss + term`` does
+    over the samples -- as one ``running_sum`` (see kernelgraph/ops/running_sum.py).
+    Returns what :func:`_recurrence` returns; None when nothing continues ``p``."""
+    chain, terms, link = [], [], p
+    shape, dtype, need = p.shape, p.dtype, p.need
+    while True:
+        t, following = link.out, None
+        for c in link.consumers or ():
+            a = c.args
+            if c.op is _ADD and c.waiting == 1 and c.need == need and (a[0] is t) != \
+                    (a[1] is t) and c.shape == shape and c.dtype == dtype:
+                term = a[1] if a[0] is t else a[0]
+                if isinstance(term, Tensor) and term.shape == shape and term.dtype == dtype:
+                    following = c
+                    break
+        if following is None:
+            break
+        chain.append(following)
+        terms.append(term)
+        link = following
+    if not chain:
+        return None
+    start = p.out
+    _run([p], rowof)  # the first addition as it is (it may add a Python number)
+    helpers = [0]
+    eager._grad_enabled = need
+    out = eager.apply(_RUNNING_SUM, (start, _stacked(terms, len(terms), rowof, helpers, False)),
+                      {})
+    del start
+    need_node = out.requires_grad
+    refs = sys.getrefcount
+    released = [p]
+    for i, c in enumerate(chain):  # as _scan's members
+        t = c.out
+        uses = 0 if c.consumers is None else len(c.consumers)
+        if uses > (i + 1 < len(chain)):
+            rowof[id(t)] = c.row = (out, i, need_node, 0)
+            released.append(c)
+        if refs(t) > 3 + uses:
+            rowof[id(t)] = c.row = (out, i, need_node, 0)
+            _materialize_row(t, out, i, need_node, 0)
+        c.out = c.args = None
+    _record_launch(_RUNNING_SUM.name, len(chain))
+    _count("helpers", helpers[0])
+    ran = {p.sig: 1}
+    for c in chain:
+        ran[c.sig] = ran.get(c.sig, 0) + 1
+    return ran, released
 
 
 _alias: dict = {}  # during a run: id(tensor) -> the one tensor a merged group computed

@@ -87,8 +87,10 @@ def test_agenda_runs_the_tails_of_all_lengths_together():
     depth = agenda.depth
     assert agenda.stats.batch_sizes["mul"] == agenda.stats.batch_sizes["sum"] == [5]
     assert depth.stats.batch_sizes["mul"] == [2]  # lengths 4 and 4; three more one by one
-    # agenda: the scan, one mul, one sum, four adds; depth: 4 steps, 4 muls, 4 sums, 4 adds
-    assert (agenda.stats.launches, depth.stats.launches) == (7, 16)
+    # agenda: the scan, one mul, one sum, the first add and the other three as one running
+    # sum; depth: 4 steps, 4 muls, 4 sums, 4 adds
+    assert (agenda.stats.launches, depth.stats.launches) == (5, 16)
+    assert agenda.stats.batch_sizes["running_sum"] == [3]
 
 
 def test_a_result_run_alone_feeds_a_batch_without_becoming_a_row():

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 import kernelgraph as kg
 from kernelgraph import ops as O
 from kernelgraph.ops.rnn_scan import rnn_tanh_scan
+from kernelgraph.ops.running_sum import running_sum
 from tests.test_ops import assert_same, numeric_grad
 
 
@@ -185,3 +186,86 @@ def test_cells_with_other_weights_or_pending_inputs_are_no_recurrence():
     eager.append(h.detach().numpy())
     for v, e in zip(values, eager):
         np.testing.assert_allclose(v, e, rtol=1e-5, atol=1e-6)
+
+
+# -- running_sum: the chain of additions of a running total -----------------------------------
+@pytest.mark.parametrize("shape", [(), (2, 3)])
+def test_running_sum_gradients_both_ways_match_finite_differences(shape):
+    rng = np.random.default_rng(len(shape))
+    start, terms = rng.standard_normal(shape), rng.standard_normal((4, *shape))
+    weight = rng.standard_normal((4, *shape))
+
+    def loss(s, t):
+        return float((np.cumsum(np.concatenate([s[None], t]), axis=0)[1:] * weight).sum())
+
+    want = [numeric_grad(lambda v: loss(v, terms), start),
+            numeric_grad(lambda v: loss(start, v), terms)]
+    for create_graph in (False, True):
+        leaves = [kg.tensor(start, requires_grad=True), kg.tensor(terms, requires_grad=True)]
+        total = (running_sum(*leaves) * kg.tensor(weight)).sum()
+        grads = kg.autograd.grad(total, leaves, create_graph=create_graph)
+        for g, w in zip(grads, want):
+            np.testing.assert_allclose(g.detach().numpy(), w, rtol=1e-6, atol=1e-8)
+
+
+def test_a_running_total_is_one_node_with_the_chains_bits():
+    # loss = loss + term over 12 samples, and Python's sum() (from the int 0): the first
+    # addition runs as it is, the other eleven as one running_sum with the same bits.
+    rng = np.random.default_rng(5)
+    w = kg.tensor(rng.standard_normal((3, 1)).astype(np.float32), requires_grad=True)
+    xs = [kg.tensor(rng.standard_normal((1, 3)).astype(np.float32)) for _ in range(12)]
+
+    def by_loop():
+        loss = 0.0
+        for x in xs:
+            loss = loss + ((x @ w).tanh() * 3.0).sum()
+        return loss
+
+    def by_sum():
+        return sum(((x @ w).tanh() * 3.0).sum() for x in xs)
+
+    for model in (by_loop, by_sum):
+        eager = model()
+        eager.backward()
+        want = w.grad.numpy().copy()
+        w.grad = None
+        with kg.autobatch() as ab:
+            loss = model()
+            loss.backward()
+        assert ab.stats.batch_sizes["running_sum"] == [11]
+        assert loss.item() == eager.item()
+        np.testing.assert_allclose(w.grad.numpy(), want, rtol=1e-6)
+        w.grad = None
+
+
+def test_partial_sums_the_user_keeps_and_chains_that_stop():
+    # The partial totals are kept (a list): each is a row of the running sum, with its own
+    # gradient. A term of another shape (it broadcasts) ends the chain there.
+    rng = np.random.default_rng(6)
+    terms = [kg.tensor(rng.standard_normal(2).astype(np.float32), requires_grad=True)
+             for _ in range(6)]
+    wide = kg.tensor(rng.standard_normal((3, 2)).astype(np.float32), requires_grad=True)
+
+    def model():
+        total, kept = terms[0] * 1.0, []
+        for t in terms[1:4]:
+            total = total + t
+            kept.append(total)
+        total = total + wide  # (2,) + (3, 2): broadcasts, not a link of the chain
+        for t in terms[4:]:
+            total = total + t
+        return (total.sum() + sum((k * k).sum() for k in kept)), kept
+
+    loss, eager_kept = model()
+    loss.backward()
+    want = [t.grad.numpy().copy() for t in (*terms, wide)]
+    for t in (*terms, wide):
+        t.grad = None
+    with kg.autobatch() as ab:
+        loss, kept = model()
+        loss.backward()
+    assert ab.stats.batch_sizes["running_sum"][0] == 2  # terms[2], terms[3] after the first
+    for k, e in zip(kept, eager_kept):
+        np.testing.assert_array_equal(k.detach().numpy(), e.detach().numpy())
+    for t, w in zip((*terms, wide), want):
+        np.testing.assert_allclose(t.grad.numpy(), w, rtol=1e-6)

@@ -195,12 +195,18 @@ def _lstm_grad(g, out, needs, attrs, x, h, c, w_ih, w_hh, b_ih, b_hh):
                      tanh_grad(gt, add(mul(dc, i), g_g)),
                      sigmoid_grad(o, add(mul(gh, tc), g_o))], axis=1)
         dc = mul(dc, f)
-    grads = [matmul(da, w_ih) if needs[0] else None, matmul(da, w_hh) if needs[1] else None,
-             dc if needs[2] else None]
-    # Leaf weights in eager backward on the host take sinks: their gradients over all the
-    # steps are summed as one product when backward() ends (see ops/products.py).
-    dat = None
-    for need, right in ((needs[3], x), (needs[4], h)):
+    return (matmul(da, w_ih) if needs[0] else None, matmul(da, w_hh) if needs[1] else None,
+            dc if needs[2] else None, *weight_grads(da, x, h, needs[3:], host))
+
+
+def weight_grads(da, x, h, needs, host) -> list:
+    """The gradients of a cell's (w_ih, w_hh, b_ih, b_hh), None where ``needs`` says no,
+    from ``da``, the gradient at its pre-activation, and its inputs ``x`` and ``h`` (all
+    steps' rows). Leaf weights in eager backward on the host (``host``) take sinks: their
+    gradients over all the steps are summed as one product when backward() ends (see
+    ops/products.py)."""
+    grads, dat = [], None
+    for need, right in ((needs[0], x), (needs[1], h)):
         if host and type(need) is Sink:
             need.add_product(da, right)
             grads.append(None)
@@ -210,7 +216,7 @@ def _lstm_grad(g, out, needs, attrs, x, h, c, w_ih, w_hh, b_ih, b_hh):
         else:
             grads.append(None)
     db = None
-    for need in needs[5:]:
+    for need in needs[2:4]:
         if host and type(need) is Sink:
             need.add_column_sums(da)
             grads.append(None)
@@ -219,7 +225,7 @@ def _lstm_grad(g, out, needs, attrs, x, h, c, w_ih, w_hh, b_ih, b_hh):
             grads.append(db)
         else:
             grads.append(None)
-    return tuple(grads)
+    return grads
 
 
 lstm_cell = define(

@@ -33,10 +33,8 @@ from ..kernels import cpu
 from .elementwise import add, tanh_grad
 from .indexing import concat, gather, gather_grad, getitem
 from .linalg import matmul
-from .products import Sink
-from .reduce import sum as reduce_sum
 from .registry import Op
-from .shape import matrix_transpose
+from .rnn import weight_grads
 
 
 def _offsets(steps) -> list:
@@ -82,27 +80,8 @@ def _grad(g, out, needs, attrs, x, h0, w_ih, w_hh, b_ih, b_hh, prev):
         h_before = np.concatenate([h0, out[prev]]) if needs[3] else None
     else:  # a differentiable backward: the same formula in ops, step by step
         da, dx, dh0, h_before = _graph_grads(g, out, needs, steps, x, h0, w_ih, w_hh, prev)
-    grads = [dx if needs[0] else None, dh0 if needs[1] else None]
-    dat = None
-    for need, right in ((needs[2], x), (needs[3], h_before)):
-        if host and type(need) is Sink:  # a leaf weight: one product over all the steps
-            need.add_product(da, right)
-            grads.append(None)
-        elif need:
-            dat = matrix_transpose(da) if dat is None else dat
-            grads.append(matmul(dat, right))
-        else:
-            grads.append(None)
-    db = None
-    for need in needs[4:6]:
-        if host and type(need) is Sink:
-            need.add_column_sums(da)
-            grads.append(None)
-        elif need:
-            db = reduce_sum(da, axis=0) if db is None else db
-            grads.append(db)
-        else:
-            grads.append(None)
+    grads = [dx if needs[0] else None, dh0 if needs[1] else None,
+             *weight_grads(da, x, h_before, needs[2:6], host)]
     return (*grads, None)  # (prev: row numbers, no gradient)
 
 

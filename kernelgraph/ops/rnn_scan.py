@@ -30,6 +30,7 @@ import numpy as np
 from numpy import ndarray
 
 from ..kernels import cpu
+from ..kernels.rnn_scan import rnn_scan_backward, rnn_scan_preactivation
 from .elementwise import add, tanh_grad
 from .indexing import concat, gather, gather_grad, getitem
 from .linalg import matmul
@@ -50,7 +51,7 @@ def _forward(x, h0, w_ih, w_hh, b_ih, b_hh, prev, *, steps):
     out = np.empty((x.shape[0], w_ih.shape[0]), x.dtype)
     offsets = _offsets(steps)
     for a, b in zip(offsets, offsets[1:]):
-        cpu.rnn_scan_preactivation(x, out, h0, prev, w_ih, w_hh, b_ih, b_hh, a, b, steps[0])
+        rnn_scan_preactivation(x, out, h0, prev, w_ih, w_hh, b_ih, b_hh, a, b, steps[0])
         rows = out[a:b]
         np.tanh(rows, out=rows)  # NumPy's SIMD tanh, as rnn_tanh_cell's
     return out
@@ -73,7 +74,7 @@ def _grad(g, out, needs, attrs, x, h0, w_ih, w_hh, b_ih, b_hh, prev):
         da = np.empty(out.shape, dt)
         dx = np.empty(x.shape if needs[0] else (0, x.shape[1]), dt)
         dh0 = np.empty(h0.shape if needs[1] else (0, out.shape[1]), dt)
-        cpu.rnn_scan_backward(np.array(g, dtype=dt, order="C"), out, cpu._blas_layout(w_ih),
+        rnn_scan_backward(np.array(g, dtype=dt, order="C"), out, cpu._blas_layout(w_ih),
                               cpu._blas_layout(w_hh), np.asarray(prev, np.int64),
                               np.array(_offsets(steps), np.int64), bool(needs[0]),
                               bool(needs[1]), da, dx, dh0)

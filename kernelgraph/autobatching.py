@@ -228,12 +228,13 @@ _infer_cache: dict = {}  # signature -> ((shape, dtype), its number)
 _PER_SAMPLE_FLOAT = (float, None)
 
 
-_totals = [0, 0]  # ops recorded, of which merged: every block counts from its start
+_totals = [0, 0]  # ops recorded (those pending not yet), of which merged: every block
+# counts from its start
 
 
 def _sync_counts():
     for block in _active:
-        block._stats.nodes = _totals[0] - block._start[0]
+        block._stats.nodes = _totals[0] + len(_pending) - block._start[0]
         block._stats.merged = _totals[1] - block._start[1]
 
 
@@ -346,7 +347,7 @@ def _defer(op, args, attrs):
     p = _Pending()
     p.op, p.args, p.attrs, p.need, p.depth = op, args, attrs, need, depth
     p.key, p.sig = known
-    p.shape, p.dtype = p.key
+    p.shape, p.dtype = known[0]
     p.cse, p.row, p.error, p.consumers = cse, None, None, None
     t = _new_tensor(Tensor)  # filled as a Tensor, then made lazy: its slots' plain stores
     t.data = p  # are cheaper than LazyTensor's descriptors (a tenth of a record)
@@ -367,7 +368,6 @@ def _defer(op, args, attrs):
     p.waiting = waiting
     if cse is not None:
         _merged[cse] = t
-    _totals[0] += 1
     return t
 
 
@@ -396,6 +396,7 @@ def flush() -> None:
     if not _pending:
         return
     pending, _pending = _pending, []
+    _totals[0] += len(pending)
     _merged.clear()
     saved_defer, saved_grad = eager._deferred, eager._grad_enabled
     eager._deferred = None
@@ -1208,7 +1209,8 @@ class autobatch:  # noqa: N801 - used like kg.no_grad
 
     def __enter__(self) -> autobatch:
         # Counting from here, on top of what earlier uses of this block counted.
-        self._start = (_totals[0] - self._stats.nodes, _totals[1] - self._stats.merged)
+        self._start = (_totals[0] + len(_pending) - self._stats.nodes,
+                       _totals[1] - self._stats.merged)
         if not _active:
             # The outermost block pauses the garbage collector until it ends. Recording keeps
             # every record alive until the flush, so a collection finds nothing of ours to

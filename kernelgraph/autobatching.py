@@ -523,6 +523,8 @@ def _recurrence(g, rowof):
         parts.setdefault(tuple(map(id, p.args[2:])), []).append(p)
     if len(parts) == 1:
         return _scan(g, rowof)
+    if len(parts) == len(g):  # no two share their weights: not recurrences, a group
+        return None
     ran, released = 0, []
     for part in parts.values():
         done = _scan(part, rowof)

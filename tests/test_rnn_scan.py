@@ -269,3 +269,33 @@ def test_partial_sums_the_user_keeps_and_chains_that_stop():
         np.testing.assert_array_equal(k.detach().numpy(), e.detach().numpy())
     for t, w in zip((*terms, wide), want):
         np.testing.assert_allclose(t.grad.numpy(), w, rtol=1e-6)
+
+
+@pytest.mark.parametrize("bias", [True, False])
+def test_cells_without_biases_are_a_recurrence_too(bias):
+    # A cell without biases passes zero biases to its op: one shared array for every step,
+    # so its steps are still one scan, with eager's values and gradients.
+    cell, xs = _sequences([3, 5, 2], seed=4)
+    cell = kg.nn.RNNCell(3, 5, bias=bias)
+
+    def model():
+        loss = 0.0
+        for seq in xs:
+            h = kg.zeros(1, 5)
+            for x in seq:
+                h = cell(x, h)
+            loss = loss + (h * h).sum()
+        return loss
+
+    eager = model()
+    eager.backward()
+    want = [p.grad.numpy().copy() for p in cell.parameters()]
+    for p in cell.parameters():
+        p.grad = None
+    with kg.autobatch() as ab:
+        loss = model()
+        loss.backward()
+    assert ab.stats.recurrences == [[3, 3, 2, 1, 1]]
+    np.testing.assert_allclose(loss.item(), eager.item(), rtol=1e-6)
+    for p, w in zip(cell.parameters(), want):
+        np.testing.assert_allclose(p.grad.numpy(), w, rtol=1e-5, atol=1e-6)

@@ -33,6 +33,7 @@ True
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -45,6 +46,14 @@ from ..graph import Node, shape_str, user_location
 from ..ops import random as R
 from ..ops.control import dim_size, flatten, pack_as
 from .module import Module, _calls
+
+
+@functools.lru_cache(maxsize=64)
+def _zero_bias(size: int, dtype) -> np.ndarray:
+    """The zero biases of a cell without biases: one array per size and dtype (never
+    written), so that every step passes the same one -- kg.autobatch then sees a shared
+    input and a recurrence, not a new array a step."""
+    return np.zeros(size, dtype)
 
 
 class _Cell(Module):
@@ -130,7 +139,7 @@ class RNNCell(_Cell):
             h = zero_state(x, self.hidden_size, self.dtype)
         w_ih, w_hh, b_ih, b_hh = self.weights_now()
         if not self.bias:  # zero biases, where the step runs
-            b_ih = b_hh = np.zeros(self.hidden_size, self.dtype)
+            b_ih = b_hh = _zero_bias(self.hidden_size, self.dtype)
             if isinstance(x, Tensor) and x.is_cuda:
                 b_ih = b_hh = tensor(b_ih, device=x.device)
         try:
@@ -207,7 +216,7 @@ class LSTMCell(_Cell):
         _check_step("LSTMCell", c, "cell state c", self.hidden_size)
         w_ih, w_hh, b_ih, b_hh = self.weights_now()
         if not self.bias:  # zero biases, where the step runs
-            b_ih = b_hh = np.zeros(4 * self.hidden_size, self.dtype)
+            b_ih = b_hh = _zero_bias(4 * self.hidden_size, self.dtype)
             if isinstance(x, Tensor) and x.is_cuda:
                 b_ih = b_hh = tensor(b_ih, device=x.device)
         one = x.ndim == 1  # an unbatched step: a batch of one

@@ -510,8 +510,8 @@ def _recurrence(g, rowof):
     the state the previous step's output, nothing else pending -- step after step, as one
     ``rnn_tanh_scan`` (see kernelgraph/ops/rnn_scan.py). Returns how many calls of each
     signature ran, and those whose results something outside the scan reads; None when
-    nothing continues
-    ``g`` (or its dtypes are not one BLAS float), which then runs as a group."""
+    nothing continues ``g`` (or its dtypes are not one BLAS float), which then runs as a
+    group."""
     p0 = g[0]
     args = p0.args
     dt = p0.dtype
@@ -576,27 +576,36 @@ def _scan(g, rowof):
     _ready(weights, rowof)
     out = eager.apply(_SCAN, (x, h0, *weights, _row_index(prev, r)),
                       {"steps": tuple(len(step) * r for step in steps)})
-    need_node = out.requires_grad
-    refs = sys.getrefcount
     continued = [False] * n
     for i in prev:
         continued[i] = True
-    released = []  # members read outside the scan
-    for i, p in enumerate(members):  # as _run_group's members: rows, held ones built
-        t = p.out
-        uses = 0 if p.consumers is None else len(p.consumers)
-        if uses > continued[i]:
-            rowof[id(t)] = p.row = (out, i, need_node, r)
-            released.append(p)
-        if refs(t) > 3 + uses:
-            rowof[id(t)] = p.row = (out, i, need_node, r)
-            _materialize_row(t, out, i, need_node, r)
-        p.out = p.args = None  # (a state only its next step read is never built)
+    released = _hand_out(members, continued, out, r, rowof)
     _record_launch(_SCAN.name, n)
     _count("helpers", helpers[0])
     for block in _active:
         block._stats.recurrences.append([len(step) for step in steps])
     return {p0.sig: n}, released
+
+
+def _hand_out(members, continued, out, r, rowof) -> list:
+    """After a chain (a scan, a running sum) ran as ``out``, member i being its member i
+    (``r`` rows each, 0: STACKED), as :func:`_run_group` does for a group: rows for the
+    members something outside the chain reads (returned, for the agenda) or holds (built
+    now). A member read only by the next link (``continued``) is never built."""
+    need_node = out.requires_grad
+    refs = sys.getrefcount
+    released = []
+    for i, p in enumerate(members):
+        t = p.out
+        uses = 0 if p.consumers is None else len(p.consumers)
+        if uses > continued[i]:
+            rowof[id(t)] = p.row = (out, i, need_node, r)
+            released.append(p)
+        if refs(t) > 3 + uses:  # more than its record, its uses, t and the argument: held
+            rowof[id(t)] = p.row = (out, i, need_node, r)
+            _materialize_row(t, out, i, need_node, r)
+        p.out = p.args = None
+    return released
 
 
 def _running_sum(p, rowof):
@@ -629,20 +638,9 @@ def _running_sum(p, rowof):
     eager._grad_enabled = need
     out = eager.apply(_RUNNING_SUM, (start, _stacked(terms, len(terms), rowof, helpers, False)),
                       {})
-    del start
-    need_node = out.requires_grad
-    refs = sys.getrefcount
-    released = [p]
-    for i, c in enumerate(chain):  # as _scan's members
-        t = c.out
-        uses = 0 if c.consumers is None else len(c.consumers)
-        if uses > (i + 1 < len(chain)):
-            rowof[id(t)] = c.row = (out, i, need_node, 0)
-            released.append(c)
-        if refs(t) > 3 + uses:
-            rowof[id(t)] = c.row = (out, i, need_node, 0)
-            _materialize_row(t, out, i, need_node, 0)
-        c.out = c.args = None
+    continued = [True] * len(chain)
+    continued[-1] = False
+    released = [p, *_hand_out(chain, continued, out, 0, rowof)]
     _record_launch(_RUNNING_SUM.name, len(chain))
     _count("helpers", helpers[0])
     ran = {p.sig: 1}
@@ -870,7 +868,7 @@ def _stacked_once(col, n, rowof, helpers, flat, columns, done):
     far, for ``columns``' first ones."""
     for other, (shared, v) in zip(columns, done):
         if not shared and other[0] is col[0] and other[-1] is col[-1] and \
-                type(col[0]) is not float and list(map(id, other)) == list(map(id, col)):
+                list(map(id, other)) == list(map(id, col)):
             return v
     return _stacked(col, n, rowof, helpers, flat)
 

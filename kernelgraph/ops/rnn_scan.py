@@ -7,8 +7,9 @@ autobatching builds it from cell calls that it has already checked. Its rows are
 rows, step by step: step 0's ``steps[0]`` rows first, starting from the states ``h0``; each
 row of a later step continues the row ``prev`` names (a row of the output), so a step can
 have fewer rows than the one before (sequences that ended). Each step computes exactly what
-``rnn_tanh_cell`` computes on that step's rows -- the same compiled call and the same
-NumPy tanh -- so the values have the same bits as the step-by-step batched run.
+``rnn_tanh_cell`` computes on that step's rows -- the same compiled calls
+(kernels/rnn_scan.py calls the cell's own) and the same NumPy tanh -- so the values and the
+input gradients have the same bits as the step-by-step batched run.
 
 The gradient walks the steps backwards in one rule: each step's gradient at the
 pre-activation, ``da``, from what reached the step's rows (the user's loss, and the next
@@ -75,9 +76,9 @@ def _grad(g, out, needs, attrs, x, h0, w_ih, w_hh, b_ih, b_hh, prev):
         dx = np.empty(x.shape if needs[0] else (0, x.shape[1]), dt)
         dh0 = np.empty(h0.shape if needs[1] else (0, out.shape[1]), dt)
         rnn_scan_backward(np.array(g, dtype=dt, order="C"), out, cpu._blas_layout(w_ih),
-                              cpu._blas_layout(w_hh), np.asarray(prev, np.int64),
-                              np.array(_offsets(steps), np.int64), bool(needs[0]),
-                              bool(needs[1]), da, dx, dh0)
+                          cpu._blas_layout(w_hh), np.asarray(prev, np.int64),
+                          np.array(_offsets(steps), np.int64), bool(needs[0]), bool(needs[1]),
+                          da, dx, dh0)
         h_before = np.concatenate([h0, out[prev]]) if needs[3] else None
     else:  # a differentiable backward: the same formula in ops, step by step
         da, dx, dh0, h_before = _graph_grads(g, out, needs, steps, x, h0, w_ih, w_hh, prev)

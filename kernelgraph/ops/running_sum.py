@@ -37,9 +37,8 @@ def _grad(g, out, needs, attrs, start, terms):
     """Term k is in every partial sum from k on: its gradient is the sum of theirs (a
     cumulative sum from the end); the start is in all of them."""
     if type(g) is ndarray:
-        tails = np.add.accumulate(g[::-1], axis=0, dtype=g.dtype)[::-1]
-        return (np.array(tails[0, ...]) if needs[0] else None), (np.ascontiguousarray(tails)
-                                                  if needs[1] else None)
+        tails = np.ascontiguousarray(np.add.accumulate(g[::-1], axis=0, dtype=g.dtype)[::-1])
+        return (np.array(tails[0]) if needs[0] else None), (tails if needs[1] else None)
     rows = [reduce_sum(g[k:], axis=0) for k in range(g.shape[0])]  # a differentiable backward
     tails = concat([reshape(r, shape=(1, *r.shape)) for r in rows], axis=0)
     return (rows[0] if needs[0] else None), (tails if needs[1] else None)

@@ -239,6 +239,25 @@ def test_rnn_cell_is_one_node_per_step_in_both_modes():
     assert [n.op.name for n in body.graph.nodes].count("rnn_tanh_cell") == 1
 
 
+def test_rnn_cell_eager_step_takes_the_short_way_and_a_subclass_its_own_forward():
+    """An eager step skips Module.__call__ and forward (RNNCell.__call__): the same values
+    and one node as the general path; a subclass that overrides forward still has it run."""
+    cell = kg.nn.RNNCell(F, H)
+    x, h = kg.tensor(np.linspace(-1, 1, 2 * F).reshape(2, F)), kg.ones(2, H)
+    short, general = cell(x, h), kg.nn.Module.__call__(cell, x, h)
+    np.testing.assert_array_equal(short.detach().numpy(), general.detach().numpy())
+    assert [n["op"] for n in kg.graph_of(short)["nodes"] if n["op"] != "leaf"] == \
+        ["rnn_tanh_cell"]
+
+    class Doubled(kg.nn.RNNCell):
+        def forward(self, x, h=None):
+            return super().forward(x, h) * 2.0
+
+    doubled = Doubled(F, H)
+    doubled.load_state_dict(cell.state_dict())
+    np.testing.assert_array_equal(doubled(x, h).detach().numpy(), 2.0 * short.detach().numpy())
+
+
 def test_rnn_cell_unbatched_and_without_bias_in_both_modes():
     kg.random.seed(2)
     cell = kg.nn.RNNCell(F, H, bias=False)

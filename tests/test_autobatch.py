@@ -79,6 +79,56 @@ def test_rnn_matches_eager():
     assert ab.stats.batch_sizes["rnn_tanh_scan"] == [14]
 
 
+def test_cell_steps_recorded_the_short_way_have_the_general_signature():
+    """An RNNCell step inside a block is recorded by autobatching.record_cell, which reads
+    the cell's weights once per block. Its records are the general path's: mixed with the
+    same op called directly, every step is still one recurrence, with eager's values."""
+    model, params = _rnn_task([3, 1, 4])
+    ab = _compare(model, params)
+    assert ab.stats.recurrences == [[3, 2, 2, 1]]
+    cell = kg.nn.RNNCell(3, 5)
+    w = [cell.weight_ih, cell.weight_hh, cell.bias_ih, cell.bias_hh]
+    x = kg.ones(1, 3)
+
+    def mixed():
+        h = kg.zeros(1, 5)
+        for step in range(4):  # odd steps through the op itself (the general recorder)
+            h = cell(x, h) if step % 2 == 0 else kg.ops.rnn_tanh_cell(x, h, *w)
+        return (h * h).sum()
+
+    ab = _compare(mixed, w, exact=True)
+    assert ab.stats.recurrences == [[1, 1, 1, 1]]
+    assert not kg.autobatching._cell_weights  # (kept per block only)
+
+
+def test_cell_steps_see_a_new_weight_array_and_grad_mode_mid_block():
+    """record_cell compares the weights' arrays by identity: an array of another dtype
+    assigned to a weight after a read inside the block is what the later steps compute
+    with (float64 states), as eagerly; no_grad between steps is seen too."""
+    cell = kg.nn.RNNCell(3, 5)
+    x = kg.tensor(np.linspace(-1, 1, 3, dtype=np.float32).reshape(1, 3))
+    before = cell.weight_hh.data.copy()
+
+    def model():
+        cell.weight_hh.data = before
+        h = cell(x, cell(x, kg.zeros(1, 5)))
+        first = (h * h).sum().item()  # a read: what is pending runs now
+        cell.weight_hh.data = before.astype(np.float64) * 0.5
+        h = cell(x, cell(x, h * 1.0))  # (a pending float32 state: the steps' signature
+        # as before but for w_hh, so a stale one would say float32)
+        with kg.no_grad():
+            frozen = cell(x, h)
+        return first, (h * h).sum(), frozen
+
+    eager_first, eager_loss, eager_frozen = model()
+    with kg.autobatch():
+        first, loss, frozen = model()
+        assert loss.dtype == kg.float64 and not frozen.requires_grad and loss.requires_grad
+    assert first == eager_first and loss.item() == eager_loss.item()
+    np.testing.assert_array_equal(frozen.numpy(), eager_frozen.numpy())
+    cell.weight_hh.data = before
+
+
 def test_agenda_runs_the_tails_of_all_lengths_together():
     # The loss term after each sequence sits at a depth set by the sequence's length: depth
     # batching runs it once per length, the agenda waits until every sequence has ended.

@@ -38,6 +38,7 @@ import math
 
 import numpy as np
 
+from .. import autobatching, eager
 from .. import dtypes as D
 from .. import ops as O
 from ..devices import device
@@ -140,6 +141,10 @@ class RNNCell(_Cell):
         # general way, as does an error, for forward to word it.
         if isinstance(h, Tensor) and isinstance(x, Tensor) and type(self) is RNNCell and \
                 self.bias and not _calls.stack and x.ndim == 2:
+            if eager._deferred is not None:  # inside kg.autobatch(): recorded, not run
+                out = autobatching.record_cell(self, x, h)
+                if out is not None:
+                    return out
             p = self._parameters
             try:
                 return O.rnn_tanh_cell(x, h, p["weight_ih"], p["weight_hh"], p["bias_ih"],

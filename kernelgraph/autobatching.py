@@ -383,11 +383,12 @@ def record_cell(cell, x, h):
     """An RNN step inside a block -- ``kg.nn.RNNCell`` ``cell`` on a data tensor ``x`` and a
     state ``h`` that a pending op computes -- recorded as :func:`_defer` records
     ``rnn_tanh_cell(x, h, *weights)``, but with the cell's four weights read as one: their
-    arrays, and the keys of the signature they give, are kept per block and compared by
-    identity. (An RNN reads the same weights at every step of every sample: reading each
-    as any input is read cost 0.8 µs of a 1.9 µs step.) A weight given a new array
+    arrays, compared by identity, are kept per block with the signatures of the steps seen
+    so far. (An RNN reads the same weights at every step of every sample: reading each as
+    any input is read cost 0.8 µs of a 1.9 µs step.) A weight given a new array
     (``w.data = ...``) is seen; one whose array is reshaped in place during a block is not.
-    None in any other case, for the caller to record the op the general way."""
+    None in any other case (a step whose signature no step of the block had yet, a 1-D x
+    among them), for the caller to record the op the general way, which checks it."""
     if type(x) is not Tensor or type(h) is not LazyTensor or x.requires_grad or \
             trace.active or eager._tracer is not None:
         return None
@@ -407,13 +408,20 @@ def record_cell(cell, x, h):
         if any(type(w) is not Tensor or type(w.data) is not ndarray for w in weights):
             return None
         arrays = tuple(w.data for w in weights)
-        seen = _cell_weights[id(cell)] = (cell, arrays, tuple((a.shape, a.dtype) for a in arrays))
+        seen = _cell_weights[id(cell)] = (cell, arrays, tuple((a.shape, a.dtype) for a in arrays),
+                                          {})
     q = _DATA.__get__(h)
     need = (h.requires_grad or w_ih.requires_grad or w_hh.requires_grad or b_ih.requires_grad
             or b_hh.requires_grad) and eager._grad_enabled
-    known = _infer_cache.get((_CELL, (), ((d.shape, d.dtype), q.key, *seen[2]), need))
-    if known is None:  # (the first step of a block infers its shape the general way)
-        return None
+    # The step's signature from x's key, h's signature number (which fixes h's key) and
+    # need, given the weights': one small lookup, not the whole signature's hash.
+    step = (d.shape, d.dtype, q.sig, need)
+    known = seen[3].get(step)
+    if known is None:
+        known = _infer_cache.get((_CELL, (), ((d.shape, d.dtype), q.key, *seen[2]), need))
+        if known is None:  # (not recorded yet in this block: the general way infers it)
+            return None
+        seen[3][step] = known
     return _record(_CELL, (x, h, w_ih, w_hh, b_ih, b_hh), {}, need, q.depth + 1, known, None,
                    (q,))
 

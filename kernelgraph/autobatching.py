@@ -16,7 +16,9 @@
 Inside the block an op on tensors does not compute: it checks shapes (so a bad shape fails
 at once, naming your line) and returns a *pending* tensor (a ``kg.Tensor`` whose shape and
 dtype are known). When a value is needed -- ``.item()``, ``.numpy()``, ``print``, ``bool``,
-``backward()``, leaving the block -- everything pending runs:
+``backward()``, leaving the block -- everything pending runs. (An ``RNNCell`` step, the
+op an RNN records a thousand times a block, is recorded by :func:`record_cell`, which reads
+the cell's weights once per block instead of once per step.)
 
 1. each pending node gets a **signature**: op, attributes, whether it records gradients, and
    per input its shape and dtype, or a number's value (a float going into an elementwise

@@ -199,6 +199,61 @@ def test_while_loop_gradients_wrt_initial_values_and_captured_weights(graph):
     assert not out[0].any() and not out[2].any()
 
 
+@pytest.mark.parametrize("steps", [0, 1, 5])
+def test_while_gradient_sums_a_weights_and_a_biass_gradient_once_over_all_rows(graph, steps):
+    """A captured weight's gradient (sum over iterations of h_t^T g_t) runs as one product
+    over every iteration's rows after the loop, and a bias's as one column sum (both as
+    sum_to_like gives it and as a cell's reduce_sum does); a capture whose gradient sums no
+    rows (``c``, one value per element of h) adds up iteration by iteration. All match finite
+    differences, for 0, 1 and 5 iterations."""
+    rng = np.random.default_rng(1)
+    w0, b0 = rng.standard_normal((3, 3)) * 0.5, rng.standard_normal(3)
+    s0, h0 = rng.standard_normal((2, 3)), rng.standard_normal((2, 3))
+    h = kg.placeholder(kg.float64, shape=[None, 3], name="h")
+    w, b, s = (kg.Variable(v, name=k) for v, k in ((w0, "w"), (b0, "b"), (s0, "c")))
+    n = kg.placeholder(kg.int64, shape=[], name="n")
+    _, hn = kg.while_loop(lambda i, h: i < n,
+                          lambda i, h: (i + 1, kg.tanh(kg.matmul(h, w) + b) * s), [0, h])
+    loss = kg.reduce_sum(hn * hn)
+    grads = kg.gradients(loss, [w, b, s, h])
+    spec = next(m for m in graph.nodes if m.op.name == "while_grad").attrs["spec"]
+    assert [None if m is None else m.op.name for m, _ in spec.summed] == \
+        ["matmul", "sum_to_like", None]
+
+    def f(wv=w0, bv=b0, sv=s0, hv=h0):
+        for _ in range(steps):
+            hv = np.tanh(hv @ wv + bv) * sv
+        return (hv * hv).sum()
+
+    out = run(grads, {h: h0, n: steps})
+    for got, k, v in zip(out, ("wv", "bv", "sv", "hv"), (w0, b0, s0, h0)):
+        np.testing.assert_allclose(got, numeric_grad(lambda x, k=k: f(**{k: x}), v),
+                                   rtol=1e-5, atol=1e-9)
+
+
+def test_static_rnn_cell_weight_gradients_are_summed_once(graph):
+    """The RNN cell's own gradient (reduce_sum for the biases) is summed once too: the
+    static dynamic_rnn's gradients equal eager's (which sums them in one product at the end,
+    ops/products.py) to float tolerance."""
+    kg.random.seed(0)
+    cell = kg.nn.RNNCell(4, 5)
+    rng = np.random.default_rng(2)
+    xs, lengths = rng.standard_normal((3, 6, 4)).astype(np.float32), [6, 2, 4]
+    inputs = kg.placeholder(kg.float32, shape=(None, None, 4))
+    lens = kg.placeholder(kg.int64, shape=(None,))
+    _, h = kg.nn.dynamic_rnn(cell, inputs, sequence_length=lens)
+    params = cell.variables(graph)
+    grads = kg.gradients(kg.reduce_sum(h * h), params)
+    spec = next(m for m in graph.nodes if m.op.name == "while_grad").attrs["spec"]
+    assert [None if m is None else m.op.name for m, _ in spec.summed] == \
+        ["matmul", "matmul", "sum", "sum"]
+    static = run(grads, {inputs: xs, lens: lengths})
+    eager_h = kg.nn.dynamic_rnn(cell, kg.tensor(xs), sequence_length=lengths)[1]
+    (eager_h * eager_h).sum().backward()
+    for got, p in zip(static, cell.parameters()):
+        np.testing.assert_allclose(got, p.grad.numpy(), rtol=1e-5, atol=1e-6)
+
+
 def test_while_gradient_uses_the_activations_the_forward_made(graph):
     # The gradient replays the body backwards on what each forward iteration kept (TF's
     # stacks), so a random draw in the body is the same draw in its gradient: d(x*m1*m2*m3)/dx

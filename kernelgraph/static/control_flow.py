@@ -38,7 +38,8 @@ from .. import devices, trace
 from .. import dtypes as D
 from ..errors import OpError, ShapeError
 from ..graph import Graph, Node, describe_location, get_default_graph, shape_str
-from ..ops import zeros_like
+from ..ops import matmul, matrix_transpose, sum_to_like, zeros_like
+from ..ops import sum as reduce_sum
 from ..ops.control import (
     OBJECT,
     Results,
@@ -429,8 +430,15 @@ class WhileGradSpec:
     iteration to the first on the loop variables the forward run recorded."""
 
     def __init__(self, sub: Subgraph, saved_at: list, n_vars: int, floats: list,
-                 stacked: list, present: list, caps: list, n_rest: int, name: str, location):
+                 stacked: list, present: list, caps: list, n_rest: int, name: str, location,
+                 summed=None):
         self.sub = sub  # inputs: the body inputs it reads, the saved activations, gradients
+        # Per capture, how its gradient over the iterations comes from sub's outputs after
+        # the loop gradients: (None, [k]) adds output k up iteration by iteration; (node,
+        # [k, ...]) runs node once on outputs k, ... joined over the iterations (see
+        # _summed_once). None: every capture's is output len(floats) + c, added up.
+        self.summed = summed or [(None, [len(floats) + c]) for c in range(len(caps))]
+        self._rows = sorted({k for node, at in self.summed if node is not None for k in at})
         self.saved_at = saved_at  # where each saved activation it reads is in Results.saved
         self.n_vars = n_vars
         self.floats = floats    # loop variables that carry gradients
@@ -453,6 +461,7 @@ class WhileGradSpec:
         zeros = [np.zeros_like(final[n + s][0]) if g is None and len(history) > 1 else None
                  for g, s in zip(per_step, self.stacked)]
         fed = FedValues()
+        rows: dict = {}  # output k -> its value at each iteration (for summed-once captures)
         for i in reversed(range(len(history) - 1)):
             full, kept = list(history[i]) + rest, saved[i]
             step_grads = [g[i] if g is not None else z for g, z in zip(per_step, zeros)]
@@ -462,11 +471,20 @@ class WhileGradSpec:
                                _made_at("gradient of kg.while_loop", self.name,
                                         self.location), fed)
             grads = out[:len(self.floats)]
-            for c, value in enumerate(out[len(self.floats):]):
+            for k in self._rows:
+                rows.setdefault(k, []).append(out[k])
+            for c, (node, at) in enumerate(self.summed):
+                if node is not None:
+                    continue
                 if sums[c] is None:
-                    sums[c] = np.array(value, copy=True)  # owned: summed into in place
+                    sums[c] = np.array(out[at[0]], copy=True)  # owned: summed into in place
                 else:
-                    np.add(sums[c], value, out=sums[c])
+                    np.add(sums[c], out[at[0]], out=sums[c])
+        if rows:  # one call over all the iterations' rows (oldest first)
+            joined = {k: np.concatenate(v[::-1]) for k, v in rows.items()}
+            for c, (node, at) in enumerate(self.summed):
+                if node is not None:
+                    sums[c] = _run_on_rows(node, [joined[k] for k in at])
         if len(history) == 1:  # no iteration: the incoming gradients pass through, copied
             grads = [np.array(g, copy=True) for g in grads]  # (they may be constants)
         sums = [s if s is not None else np.zeros(np.shape(rest[c]), np.asarray(rest[c]).dtype)
@@ -813,6 +831,71 @@ def _fed_kept_activations(spec: WhileSpec, grad: Subgraph, n_grads: int):
     return sub, spec.keep_for_gradient(kept)
 
 
+def _row_sum(m: Node):
+    """When the capture gradient ``m`` is a sum over the rows of per-iteration values, those
+    values; else None. A weight's ``matmul(matrix_transpose(a), b)`` ([a, b]: a^T b adds up
+    one outer product per row) and a bias's ``sum(a, axis=0)`` or ``sum_to_like(a, bias)``
+    to a vector or number of known shape ([a]), for 2-D ``a`` and ``b``."""
+    def rank2(x):
+        return x.shape is not None and len(x.shape) == 2
+
+    if m.device is not CPU:
+        return None
+    if m.op is matmul and len(m.inputs) == 2:
+        t, b = m.inputs
+        if t.op is matrix_transpose and rank2(t.inputs[0]) and rank2(b):
+            return [t.inputs[0], b]
+    elif m.op is reduce_sum:
+        attrs = m.attrs or {}
+        if rank2(m.inputs[0]) and attrs.get("axis") in (0, (0,)) and not attrs.get("keepdims"):
+            return [m.inputs[0]]
+    elif m.op is sum_to_like:
+        a, like = m.inputs
+        if rank2(a) and like.shape is not None and len(like.shape) <= 1 and \
+                None not in like.shape:
+            return [a]
+    return None
+
+
+def _run_on_rows(m: Node, joined: list):
+    """``m`` (see :func:`_row_sum`) on its values' rows joined over the iterations: the sum
+    of its per-iteration values, in one call."""
+    if m.op is matmul:
+        a, b = joined
+        return matmul.forward(matrix_transpose.forward(a), b)
+    if m.op is sum_to_like:  # (its forward reads only the shape of what it sums to)
+        return sum_to_like.forward(joined[0], np.broadcast_to(np.zeros((), m.dtype),
+                                                              m.inputs[1].shape))
+    return reduce_sum.forward(joined[0], **m.attrs)
+
+
+def _summed_once(sub: Subgraph, n_grads: int):
+    """``sub`` (the body's gradient: ``n_grads`` loop-variable gradients, then a gradient
+    per capture) with each capture gradient that is a sum over rows (:func:`_row_sum`)
+    replaced by the values it sums, and how :class:`WhileGradSpec` adds each up. A weight
+    read at every iteration then gets its gradient as ONE product over all the iterations'
+    rows after the loop, not a product and an addition per iteration (TF1's way, and ours
+    before: two small matrix products and four additions an iteration of an RNN)."""
+    outputs, at = list(sub.outputs[:n_grads]), {}
+
+    def output(m):
+        if id(m) not in at:
+            at[id(m)] = len(outputs)
+            outputs.append(m)
+        return at[id(m)]
+
+    summed = []
+    for m in sub.outputs[n_grads:]:
+        values = _row_sum(m)
+        summed.append((None, [output(m)]) if values is None else
+                      (m, [output(v) for v in values]))
+    if all(node is None for node, _ in summed):
+        return sub, None
+    once = Subgraph(sub.graph, sub.inputs, outputs, sub.index, sub.what)
+    once.replays = sub.replays
+    return once, summed
+
+
 def while_gradient(node, g, needs, spec: WhileSpec, inputs):
     """The gradient rule of a ``while_loop`` node: a ``while_grad`` node (see
     :class:`WhileGradSpec`) and one ``output`` per gradient asked for."""
@@ -837,12 +920,13 @@ def while_gradient(node, g, needs, spec: WhileSpec, inputs):
                                [outs[n + s] for s in stacked],
                                [position[k] for k in floats] + [position[i] for i in caps],
                                "gradient of the body of kg.while_loop")
-        hit = spec.body.gradients[key] = _fed_kept_activations(
-            spec, full, len(floats) + len(stacked))
-    sub, saved_at = hit
+        sub, saved_at = _fed_kept_activations(spec, full, len(floats) + len(stacked))
+        hit = spec.body.gradients[key] = (*_summed_once(sub, len(floats)), saved_at)
+    sub, summed, saved_at = hit
     grads = [placed(g.items[k], CPU, node.location) for k in present]
     grad_spec = WhileGradSpec(sub, saved_at, n, floats, stacked, present,
-                              [i - n for i in caps], len(inputs) - n, spec.name, spec.location)
+                              [i - n for i in caps], len(inputs) - n, spec.name, spec.location,
+                              summed)
     made = node.graph.add_node(while_grad_op, (node, *inputs[n:], *grads), {"spec": grad_spec},
                                None, OBJECT, "while_grad", node.location, device=CPU)
     shapes = [spec.invariants[k] for k in floats] + [inputs[i].shape for i in caps]

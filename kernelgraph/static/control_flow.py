@@ -482,9 +482,14 @@ class WhileGradSpec:
                     np.add(sums[c], out[at[0]], out=sums[c])
         if rows:  # one call over all the iterations' rows (oldest first)
             joined = {k: np.concatenate(v[::-1]) for k, v in rows.items()}
+            done: dict = {}  # a node's sum, computed once (a cell's two biases share one)
             for c, (node, at) in enumerate(self.summed):
-                if node is not None:
-                    sums[c] = _run_on_rows(node, [joined[k] for k in at])
+                if node is None:
+                    continue
+                if id(node) in done:
+                    sums[c] = done[id(node)].copy()  # (each capture owns its gradient)
+                else:
+                    sums[c] = done[id(node)] = _run_on_rows(node, [joined[k] for k in at])
         if len(history) == 1:  # no iteration: the incoming gradients pass through, copied
             grads = [np.array(g, copy=True) for g in grads]  # (they may be constants)
         sums = [s if s is not None else np.zeros(np.shape(rest[c]), np.asarray(rest[c]).dtype)

@@ -386,8 +386,8 @@ def record_cell(cell, x, h):
     state ``h`` that a pending op computes -- recorded as :func:`_defer` records
     ``rnn_tanh_cell(x, h, *weights)``, but with the cell's four weights read as one: their
     arrays, compared by identity, are kept per block with the signatures of the steps seen
-    so far. (An RNN reads the same weights at every step of every sample: reading each as
-    any input is read cost 0.8 µs of a 1.9 µs step.) A weight given a new array
+    so far. (An RNN reads the same weights at every step of every sample; reading each of
+    them the way any input is read cost 0.8 µs of a 1.9 µs step.) A weight given a new array
     (``w.data = ...``) is seen; one whose array is reshaped in place during a block is not.
     None in any other case (a step whose signature no step of the block had yet, a 1-D x
     among them), for the caller to record the op the general way, which checks it."""

@@ -134,12 +134,12 @@ class RNNCell(_Cell):
         return self.hidden_size
 
     def __call__(self, x, h=None):
-        # An eager step -- tensors in, no graph call open -- is an RNN's hot path, run once a
-        # step: the op straight away, without Module.__call__'s generic dispatch and
-        # forward's branches (a quarter of the time an autobatched step takes to record), or
-        # inside kg.autobatch() recorded by autobatching.record_cell, which checks x and h
-        # itself. Anything else (a graph, a 1-D step, no biases, a subclass's own forward)
-        # goes the general way, as does an error, for forward to word it.
+        # An RNN calls this once a step, so its common cases skip Module.__call__'s generic
+        # dispatch and forward's branches: inside kg.autobatch(), autobatching.record_cell
+        # records the step (it checks x and h itself); an eager step (tensors in, no graph
+        # call open) runs the op straight away. Anything else (a graph, a 1-D step, no
+        # biases, a subclass's own forward) goes the general way, as does an error, for
+        # forward to word it.
         if type(self) is RNNCell and self.bias and not _calls.stack:
             if eager._deferred is not None:
                 out = autobatching.record_cell(self, x, h)

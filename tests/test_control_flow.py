@@ -231,6 +231,30 @@ def test_while_gradient_sums_a_weights_and_a_biass_gradient_once_over_all_rows(g
                                    rtol=1e-5, atol=1e-9)
 
 
+def test_a_capture_over_rows_of_changing_width_adds_up_per_iteration(graph):
+    """A row sum over values whose width changes between iterations (a state that grows by a
+    column each time) cannot join their rows: that capture's gradient adds up iteration by
+    iteration, and is right."""
+    h = kg.placeholder(kg.float64, shape=[2, 1], name="h")
+    b = kg.Variable(np.array([0.5]), name="b")
+    _, hn = kg.while_loop(lambda i, h: i < 3,
+                          lambda i, h: (i + 1, kg.concat(
+                              [h, kg.reduce_sum(kg.tanh(h + b), axis=1, keepdims=True)], axis=1)),
+                          [0, h], shape_invariants=[[], [2, None]])
+    (db,) = kg.gradients(kg.reduce_sum(hn * hn), [b])
+    spec = next(m for m in graph.nodes if m.op.name == "while_grad").attrs["spec"]
+    assert [m for m, _ in spec.summed] == [None]
+    h0 = np.array([[0.3], [-0.2]])
+
+    def f(bv):
+        hv = h0
+        for _ in range(3):
+            hv = np.concatenate([hv, np.tanh(hv + bv).sum(axis=1, keepdims=True)], axis=1)
+        return (hv * hv).sum()
+
+    np.testing.assert_allclose(run(db, {h: h0}), numeric_grad(f, np.array([0.5])), rtol=1e-6)
+
+
 def test_static_rnn_cell_weight_gradients_are_summed_once(graph):
     """The RNN cell's own gradient (reduce_sum for the biases) is summed once too: the
     static dynamic_rnn's gradients equal eager's (which sums them in one product at the end,

@@ -840,9 +840,10 @@ def _row_sum(m: Node):
     """When the capture gradient ``m`` is a sum over the rows of per-iteration values, those
     values; else None. A weight's ``matmul(matrix_transpose(a), b)`` ([a, b]: a^T b adds up
     one outer product per row) and a bias's ``sum(a, axis=0)`` or ``sum_to_like(a, bias)``
-    to a vector or number of known shape ([a]), for 2-D ``a`` and ``b``."""
+    to a vector or number of known shape ([a]), for 2-D ``a`` and ``b`` whose number of
+    columns is known (the same at every iteration, so their rows join)."""
     def rank2(x):
-        return x.shape is not None and len(x.shape) == 2
+        return x.shape is not None and len(x.shape) == 2 and x.shape[1] is not None
 
     if m.device is not CPU:
         return None

@@ -256,14 +256,22 @@ class Subgraph:
         if self._family is None:
             self._family = self._session._family(self.outputs, tuple(self.inputs))[0]
         family = self._family
+        plan = None
         if fed is None or fed.values is None:
             args = [convert(v) for convert, v in zip(family.converters, values)]
         else:  # the very object the last iteration was fed: checked and converted then
-            args = [a if v is last else convert(v) for convert, v, last, a in
-                    zip(family.converters, values, fed.values, fed.args)]
+            plan, args = fed.plan, []
+            for convert, v, last, a in zip(family.converters, values, fed.values, fed.args):
+                if v is not last:
+                    v = convert(v)
+                    if v.shape != a.shape:  # (else the last iteration's plan fits)
+                        plan = None
+                    a = v
+                args.append(a)
+        if plan is None:
+            plan = family.for_values(args)
         if fed is not None:
-            fed.values, fed.args = values, args
-        plan = family.for_values(args)
+            fed.values, fed.args, fed.plan = values, args, plan
         try:
             return list(plan.fn(*args))
         except OpError:
@@ -277,14 +285,15 @@ class Subgraph:
 
 
 class FedValues:
-    """What one loop run last fed a Subgraph, and what that became (see Subgraph.run).
-    Holding the values keeps them alive, so an ``is`` test cannot meet a recycled id; the
-    loop drops this when it ends."""
+    """What one loop run last fed a Subgraph, what that became (see Subgraph.run) and the
+    plan it ran, which the next iteration reuses when what changed kept its shape. Holding
+    the values keeps them alive, so an ``is`` test cannot meet a recycled id; the loop drops
+    this when it ends."""
 
-    __slots__ = ("values", "args")
+    __slots__ = ("values", "args", "plan")
 
     def __init__(self):
-        self.values = self.args = None
+        self.values = self.args = self.plan = None
 
 
 def _run_bool(value, what: str) -> bool:
@@ -417,8 +426,13 @@ class WhileSpec:
                                 for k, inv in enumerate(self.invariants) if inv is not None]
         for k, rank, dims in self._known_dims:
             shape = np.shape(values[k])
-            if len(shape) != rank or any(shape[i] != d for i, d in dims):
-                raise ValueError(
+            if len(shape) == rank:
+                for i, d in dims:  # (a loop, not any(<generator>): once per iteration)
+                    if shape[i] != d:
+                        break
+                else:
+                    continue
+            raise ValueError(
                     f"kg.while_loop: loop variable {k} ('{self.names[k]}') has shape "
                     f"{shape_str(shape)} after iteration {iteration}, but its shape invariant "
                     f"is {shape_str(self.invariants[k])}; declare the dims that change with "

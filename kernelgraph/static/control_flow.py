@@ -449,10 +449,11 @@ class WhileGradSpec:
         self.sub = sub  # inputs: the body inputs it reads, the saved activations, gradients
         # Per capture, how its gradient over the iterations comes from sub's outputs after
         # the loop gradients: (None, [k]) adds output k up iteration by iteration; (node,
-        # [k, ...]) runs node once on outputs k, ... joined over the iterations (see
+        # [value, ...]) runs node once on values joined over the iterations, each value
+        # ("out", k), sub's output k, or ("in", k), what sub is fed at position k (see
         # _summed_once). None: every capture's is output len(floats) + c, added up.
         self.summed = summed or [(None, [len(floats) + c]) for c in range(len(caps))]
-        self._rows = sorted({k for node, at in self.summed if node is not None for k in at})
+        self._rows = sorted({v for node, at in self.summed if node is not None for v in at})
         self.saved_at = saved_at  # where each saved activation it reads is in Results.saved
         self.n_vars = n_vars
         self.floats = floats    # loop variables that carry gradients
@@ -475,18 +476,18 @@ class WhileGradSpec:
         zeros = [np.zeros_like(final[n + s][0]) if g is None and len(history) > 1 else None
                  for g, s in zip(per_step, self.stacked)]
         fed = FedValues()
-        rows: dict = {}  # output k -> its value at each iteration (for summed-once captures)
+        rows: dict = {}  # a value of _rows -> its value at each iteration
         for i in reversed(range(len(history) - 1)):
             full, kept = list(history[i]) + rest, saved[i]
             step_grads = [g[i] if g is not None else z for g, z in zip(per_step, zeros)]
-            out = self.sub.run([full[j] for j in self.sub.index] +
-                               [kept[j] for j in self.saved_at] + grads + step_grads,
-                               lambda i=i: f"in the body's gradient at iteration {i}, " +
+            ins = ([full[j] for j in self.sub.index] + [kept[j] for j in self.saved_at] +
+                   grads + step_grads)
+            out = self.sub.run(ins, lambda i=i: f"in the body's gradient at iteration {i}, " +
                                _made_at("gradient of kg.while_loop", self.name,
                                         self.location), fed)
             grads = out[:len(self.floats)]
-            for k in self._rows:
-                rows.setdefault(k, []).append(out[k])
+            for v in self._rows:
+                rows.setdefault(v, []).append((out if v[0] == "out" else ins)[v[1]])
             for c, (node, at) in enumerate(self.summed):
                 if node is not None:
                     continue
@@ -495,7 +496,7 @@ class WhileGradSpec:
                 else:
                     np.add(sums[c], out[at[0]], out=sums[c])
         if rows:  # one call over all the iterations' rows (oldest first)
-            joined = {k: np.concatenate(v[::-1]) for k, v in rows.items()}
+            joined = {v: np.concatenate(seen[::-1]) for v, seen in rows.items()}
             done: dict = {}  # a node's sum, computed once (a cell's two biases share one)
             for c, (node, at) in enumerate(self.summed):
                 if node is None:
@@ -503,7 +504,7 @@ class WhileGradSpec:
                 if id(node) in done:
                     sums[c] = done[id(node)].copy()  # (each capture owns its gradient)
                 else:
-                    sums[c] = done[id(node)] = _run_on_rows(node, [joined[k] for k in at])
+                    sums[c] = done[id(node)] = _run_on_rows(node, [joined[v] for v in at])
         if len(history) == 1:  # no iteration: the incoming gradients pass through, copied
             grads = [np.array(g, copy=True) for g in grads]  # (they may be constants)
         sums = [s if s is not None else np.zeros(np.shape(rest[c]), np.asarray(rest[c]).dtype)
@@ -895,8 +896,11 @@ def _summed_once(sub: Subgraph, n_grads: int):
     replaced by the values it sums, and how :class:`WhileGradSpec` adds each up. A weight
     read at every iteration then gets its gradient as ONE product over all the iterations'
     rows after the loop, not a product and an addition per iteration (TF1's way, and ours
-    before: two small matrix products and four additions an iteration of an RNN)."""
+    before: two small matrix products and four additions an iteration of an RNN). A value
+    that sub is fed (an RNN's input and state) is taken from what it is fed, not returned
+    by its plan (which would copy it)."""
     outputs, at = list(sub.outputs[:n_grads]), {}
+    fed = {id(m): k for k, m in enumerate(sub.inputs)}
 
     def output(m):
         if id(m) not in at:
@@ -904,11 +908,14 @@ def _summed_once(sub: Subgraph, n_grads: int):
             outputs.append(m)
         return at[id(m)]
 
+    def value(m):
+        return ("in", fed[id(m)]) if id(m) in fed else ("out", output(m))
+
     summed = []
     for m in sub.outputs[n_grads:]:
         values = _row_sum(m)
         summed.append((None, [output(m)]) if values is None else
-                      (m, [output(v) for v in values]))
+                      (m, [value(v) for v in values]))
     if all(node is None for node, _ in summed):
         return sub, None
     once = Subgraph(sub.graph, sub.inputs, outputs, sub.index, sub.what)

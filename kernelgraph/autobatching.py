@@ -381,24 +381,24 @@ def _record(op, args, attrs, need, depth, known, cse, lazy):
     return t
 
 
-def record_cell(cell, x, h):
+def record_cell(cell, x, h, weights):
     """An RNN step inside a block -- ``kg.nn.RNNCell`` ``cell`` on a data tensor ``x`` and a
-    state ``h`` that a pending op computes -- recorded as :func:`_defer` records
-    ``rnn_tanh_cell(x, h, *weights)``, but with the cell's four weights read as one: their
-    arrays, compared by identity, are kept per block with the signatures of the steps seen
-    so far. (An RNN reads the same weights at every step of every sample; reading each of
-    them the way any input is read cost 0.8 µs of a 1.9 µs step.) A weight given a new array
-    (``w.data = ...``) is seen; one whose array is reshaped in place during a block is not.
-    None in any other case (a step whose signature no step of the block had yet, a 1-D x
-    among them), for the caller to record the op the general way, which checks it."""
+    state ``h`` that a pending op computes, ``weights`` its (w_ih, w_hh, b_ih, b_hh) --
+    recorded as :func:`_defer` records ``rnn_tanh_cell(x, h, *weights)``, but with the
+    weights read as one: their arrays, compared by identity, are kept per block with the
+    signatures of the steps seen so far. (An RNN reads the same weights at every step of
+    every sample; reading each of them the way any input is read cost 0.8 µs of a 1.9 µs
+    step.) A weight given a new array (``w.data = ...``) is seen; one whose array is
+    reshaped in place during a block is not. None in any other case (a step whose
+    signature no step of the block had yet, a 1-D x among them), for the caller to record
+    the op the general way, which checks it."""
     if type(x) is not Tensor or type(h) is not LazyTensor or x.requires_grad or \
             trace.active or eager._tracer is not None:
         return None
     d = x.data
     if type(d) is not ndarray:
         return None
-    ps = cell._parameters
-    w_ih, w_hh, b_ih, b_hh = ps["weight_ih"], ps["weight_hh"], ps["bias_ih"], ps["bias_hh"]
+    w_ih, w_hh, b_ih, b_hh = weights
     seen = _cell_weights.get(id(cell))
     if seen is not None:
         arrays = seen[1]
@@ -406,7 +406,6 @@ def record_cell(cell, x, h):
                 and b_hh.data is arrays[3]):
             seen = None
     if seen is None:
-        weights = (w_ih, w_hh, b_ih, b_hh)
         if any(type(w) is not Tensor or type(w.data) is not ndarray for w in weights):
             return None
         arrays = tuple(w.data for w in weights)

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import functools
 import math
+import operator
 
 import numpy as np
 
@@ -47,6 +48,9 @@ from ..graph import Node, shape_str, user_location
 from ..ops import random as R
 from ..ops.control import dim_size, flatten, pack_as
 from .module import Module, _calls
+
+_WEIGHTS = ("weight_ih", "weight_hh", "bias_ih", "bias_hh")  # a cell's parameters, in order
+_weights_of = operator.itemgetter(*_WEIGHTS)  # (one C call: a cell reads them every step)
 
 
 @functools.lru_cache(maxsize=64)
@@ -94,9 +98,8 @@ class _Cell(Module):
         autobatched RNN step."""
         stack = _calls.stack
         if not stack or stack[-1] is None:
-            p = self._parameters
-            return p["weight_ih"], p["weight_hh"], p["bias_ih"], p["bias_hh"]
-        return tuple(self.current_parameters("weight_ih", "weight_hh", "bias_ih", "bias_hh"))
+            return _weights_of(self._parameters)
+        return tuple(self.current_parameters(*_WEIGHTS))
 
     @property
     def output_size(self) -> int:
@@ -141,15 +144,14 @@ class RNNCell(_Cell):
         # biases, a subclass's own forward) goes the general way, as does an error, for
         # forward to word it.
         if type(self) is RNNCell and self.bias and not _calls.stack:
+            weights = _weights_of(self._parameters)  # (what weights_now reads in this case)
             if eager._deferred is not None:
-                out = autobatching.record_cell(self, x, h)
+                out = autobatching.record_cell(self, x, h, weights)
                 if out is not None:
                     return out
             if isinstance(h, Tensor) and isinstance(x, Tensor) and x.ndim == 2:
-                p = self._parameters
                 try:
-                    return O.rnn_tanh_cell(x, h, p["weight_ih"], p["weight_hh"], p["bias_ih"],
-                                           p["bias_hh"])
+                    return O.rnn_tanh_cell(x, h, *weights)
                 except (TypeError, ValueError, AttributeError):
                     pass
         return Module.__call__(self, x, h)

@@ -476,7 +476,7 @@ class WhileGradSpec:
         zeros = [np.zeros_like(final[n + s][0]) if g is None and len(history) > 1 else None
                  for g, s in zip(per_step, self.stacked)]
         fed = FedValues()
-        rows: dict = {}  # a value of _rows -> its value at each iteration
+        rows = {v: [] for v in self._rows}  # a value of _rows -> its value at each iteration
         for i in reversed(range(len(history) - 1)):
             full, kept = list(history[i]) + rest, saved[i]
             step_grads = [g[i] if g is not None else z for g, z in zip(per_step, zeros)]
@@ -486,8 +486,8 @@ class WhileGradSpec:
                                _made_at("gradient of kg.while_loop", self.name,
                                         self.location), fed)
             grads = out[:len(self.floats)]
-            for v in self._rows:
-                rows.setdefault(v, []).append((out if v[0] == "out" else ins)[v[1]])
+            for v, seen in rows.items():
+                seen.append((out if v[0] == "out" else ins)[v[1]])
             for c, (node, at) in enumerate(self.summed):
                 if node is not None:
                     continue
@@ -495,7 +495,7 @@ class WhileGradSpec:
                     sums[c] = np.array(out[at[0]], copy=True)  # owned: summed into in place
                 else:
                     np.add(sums[c], out[at[0]], out=sums[c])
-        if rows:  # one call over all the iterations' rows (oldest first)
+        if rows and len(history) > 1:  # one call over all the iterations' rows (oldest first)
             joined = {v: np.concatenate(seen[::-1]) for v, seen in rows.items()}
             done: dict = {}  # a node's sum, computed once (a cell's two biases share one)
             for c, (node, at) in enumerate(self.summed):

@@ -13,3 +13,26 @@ settings.register_profile(
 )
 settings.register_profile("thorough", parent=settings.get_profile("kg"), max_examples=200)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "kg"))
+
+
+# -- recorded outputs of the real frameworks ---------------------------------------------------
+# Where PyTorch or TF1 define a behaviour, tests compare kernelgraph with what the real
+# framework printed, recorded once into tests/recorded/<name>.json by the script
+# tests/recorded/record_<name>.py (run by hand in an environment that has torch /
+# tensorflow-cpu; never a dependency of the test run). See tests/recorded/README.md.
+import json  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import pytest  # noqa: E402
+
+RECORDED = Path(__file__).parent / "recorded"
+
+
+@pytest.fixture(scope="session")
+def recorded():
+    """``recorded("nan")`` -> the parsed ``tests/recorded/nan.json`` (NaN and Infinity as
+    Python's json writes them)."""
+    def load(name: str):
+        return json.loads((RECORDED / f"{name}.json").read_text(encoding="utf-8"))
+
+    return load

@@ -1,7 +1,10 @@
 """Shared test settings: a deterministic hypothesis profile that keeps the suite fast."""
 
+import json
 import os
+from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, settings
 
 # derandomize: the same examples on every run (no flakes, no example database on disk).
@@ -20,11 +23,6 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "kg"))
 # framework printed, recorded once into tests/recorded/<name>.json by the script
 # tests/recorded/record_<name>.py (run by hand in an environment that has torch /
 # tensorflow-cpu; never a dependency of the test run). See tests/recorded/README.md.
-import json  # noqa: E402
-from pathlib import Path  # noqa: E402
-
-import pytest  # noqa: E402
-
 RECORDED = Path(__file__).parent / "recorded"
 
 

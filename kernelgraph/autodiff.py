@@ -42,9 +42,16 @@ class Mode:
         return add(total, g)
 
 
-def propagate(order, grads: dict, mode: Mode) -> dict:
+def propagate(order, grads: dict, mode: Mode, keep=frozenset(), ends=frozenset()) -> dict:
     """Run gradient rules for ``order`` (nodes, latest first), starting from ``grads``
-    (``{id(key): (key, gradient)}``); returns the same dict holding every gradient reached."""
+    (``{id(key): (key, gradient)}``); returns the same dict holding every gradient reached.
+
+    A node's gradient leaves the dict once its rule has passed it on (so an intermediate's
+    gradient is freed as the walk goes on), except for nodes whose ids are in ``keep``: the
+    ``xs`` of ``gradients(ys, xs)`` / ``autograd.grad``, whose total derivative is the answer
+    even where it also flows on to an earlier x (``t = 2 * x``: dz/dx goes through t). It is
+    kept as it arrived, before the node's hooks (as ``torch.autograd.grad`` captures it).
+    Nodes in ``ends`` get their gradient (and their hooks run) but pass nothing on."""
     tracing = trace.active
     value, inputs_of, same_shape = mode.value, mode.inputs, mode.same_shape
     on_gradient, accumulate = mode.on_gradient, mode.accumulate
@@ -52,9 +59,13 @@ def propagate(order, grads: dict, mode: Mode) -> dict:
         entry = grads.pop(id(node), None)
         if entry is None:
             continue
+        if keep and id(node) in keep:
+            grads[id(node)] = entry  # complete: every node after this one has been visited
         g = on_gradient(node, entry[1])
         if tracing:
             trace.emit("gradient", node=node, grad=g)
+        if ends and id(node) in ends:
+            continue
         rule = node.op.grad
         if rule is None:
             continue  # not differentiable (comparisons, sign ...): no gradient flows

@@ -31,7 +31,10 @@ def _as_list(v):
 
 def gradients(ys, xs, grad_ys=None, name="gradients"):
     """Symbolic d(sum of ys)/d(x) for each x in ``xs``: a list of nodes (``None`` where an x
-    does not reach any y), as TF1's ``tf.gradients``.
+    does not reach any y), as TF1's ``tf.gradients``. Each is the total derivative, along
+    every path, also where one x is computed from another (``t = 2 * x; z = 3 * t``:
+    ``gradients(z, [x, t])`` is ``[6, 3]``); a y that is itself an x gets its ``grad_ys``
+    (1 by default); ``grad_ys`` weights each y's gradient; repeated ys add up.
 
     >>> import kernelgraph as kg
     >>> g = kg.Graph()
@@ -79,7 +82,10 @@ def gradients(ys, xs, grad_ys=None, name="gradients"):
             gy = ones_like(y) if gy is None else gy
             prev = grads.get(id(y))
             grads[id(y)] = (y, gy if prev is None else prev[1] + gy)
+        # An x is walked through too when an earlier x reaches it (t = 2 * x and xs = [x, t]:
+        # dz/dx flows on through t), while t's own gradient is kept as the answer for t.
         order = [n for n in sorted(ancestors.values(), key=lambda n: n.seq, reverse=True)
-                 if id(n) in between and id(n) not in x_ids]
-        autodiff.propagate(order, grads, _StaticMode(between))
+                 if id(n) in between and (id(n) not in x_ids
+                                          or any(id(i) in between for i in n.inputs))]
+        autodiff.propagate(order, grads, _StaticMode(between), keep=x_ids)
     return [grads[id(x)][1] if id(x) in grads else None for x in xs]

@@ -31,7 +31,9 @@ nodes. A pass never changes the user's graph: it returns new nodes where it rewr
 (clones keep the name and source line of the node they replace, so run-time errors still
 point at the user's code) and reuses the user's nodes elsewhere. Stateful nodes (variables,
 assigns, placeholders), random ops and nodes with control inputs are never folded, merged or
-simplified away.
+simplified away. Fed nodes (any node in ``feed_dict``, not only placeholders, as in TF1)
+are inputs of the run: never computed, rewritten or fused, and a fed constant counts as no
+constant, so ``x * one`` with ``one`` fed 3 stays a multiplication.
 """
 
 from __future__ import annotations
@@ -171,8 +173,10 @@ def _rewritable(n: Node) -> bool:
     return n.op.name not in _KEEP and not n.control_inputs and n.op.forward is not None
 
 
-def _const_value(n: Node):
-    return n.attrs["value"] if n.op.name == "const" else None
+def _const_value(n: Node, feeds=frozenset()):
+    """The value of the constant ``n``, or None: not a constant, or a fed one (in ``feeds``),
+    whose value this run's feed overrides (TF1: any fed tensor takes the fed value)."""
+    return n.attrs["value"] if n.op.name == "const" and id(n) not in feeds else None
 
 
 def _reachable(program: Program) -> list:
@@ -287,11 +291,12 @@ SHAPE_ONLY = {"ones_like": (0,), "zeros_like": (0,), "broadcast_reduced": (1,),
                "sum_to_like": (1,), "broadcast_like": (1,)}
 
 
-def _fold_input(n: Node, index: int, x: Node):
+def _fold_input(n: Node, index: int, x: Node, feeds):
     """The compile-time value ``n`` reads from its input ``x``, or None if it has none."""
     if index in SHAPE_ONLY.get(n.op.name, ()) and x.shape is not None and None not in x.shape:
-        return np.empty(x.shape, x.dtype)  # only its shape is read
-    return _const_value(x)
+        # Only its shape is read; a fed value has it too (a feed must match a known shape).
+        return np.empty(x.shape, x.dtype)
+    return _const_value(x, feeds)
 
 
 def fold_constants(program: Program) -> tuple[Program, list]:
@@ -303,7 +308,7 @@ def fold_constants(program: Program) -> tuple[Program, list]:
     def rule(n, changes):
         if n.op.name == "const" or not _rewritable(n) or n.device.type != "cpu":
             return None
-        values = [_fold_input(n, k, i) for k, i in enumerate(n.inputs)]
+        values = [_fold_input(n, k, i, program.feeds) for k, i in enumerate(n.inputs)]
         if not n.inputs or any(v is None for v in values):
             return None
         try:
@@ -321,8 +326,8 @@ def fold_constants(program: Program) -> tuple[Program, list]:
     return _rewrite(program, rule)
 
 
-def _is_filled(n: Node, fill) -> bool:
-    v = _const_value(n)
+def _is_filled(n: Node, fill, feeds) -> bool:
+    v = _const_value(n, feeds)
     return v is not None and v.size >= 1 and bool(np.all(v == fill))
 
 
@@ -355,18 +360,20 @@ def _perm(n: Node) -> tuple | None:
     return tuple(reversed(range(ndim))) if p is None else tuple(a % ndim for a in p)
 
 
-def _simplified(n: Node):
-    """The node ``n`` reduces to by one algebraic identity, or None."""
+def _simplified(n: Node, feeds=frozenset()):
+    """The node ``n`` reduces to by one algebraic identity, or None. A fed constant is not
+    a constant (``x * one`` with ``one`` fed 3 stays)."""
     op, ins = n.op.name, n.inputs
     candidates = []
     if op == "mul":
-        candidates = [ins[0] for c in [ins[1]] if _is_filled(c, 1)] + \
-                     [ins[1] for c in [ins[0]] if _is_filled(c, 1)]
+        candidates = [ins[0] for c in [ins[1]] if _is_filled(c, 1, feeds)] + \
+                     [ins[1] for c in [ins[0]] if _is_filled(c, 1, feeds)]
     elif op == "add":
-        candidates = [ins[0] for c in [ins[1]] if _is_filled(c, 0)] + \
-                     [ins[1] for c in [ins[0]] if _is_filled(c, 0)]
+        candidates = [ins[0] for c in [ins[1]] if _is_filled(c, 0, feeds)] + \
+                     [ins[1] for c in [ins[0]] if _is_filled(c, 0, feeds)]
     elif op in ("sub", "div"):
-        candidates = [ins[0] for c in [ins[1]] if _is_filled(c, 0 if op == "sub" else 1)]
+        candidates = [ins[0] for c in [ins[1]]
+                      if _is_filled(c, 0 if op == "sub" else 1, feeds)]
     elif op == "neg" and ins[0].op.name == "neg":
         candidates = [ins[0].inputs[0]]
     elif op in ("identity", "reshape", "broadcast_to", "cast", "sum_to_like",
@@ -391,7 +398,7 @@ def simplify(program: Program) -> tuple[Program, list]:
     def rule(n, changes):
         if not _rewritable(n) or not n.inputs:
             return None
-        x = _simplified(n)
+        x = _simplified(n, program.feeds)
         if x is not None:
             changes.append(f"{n.name} -> {x.name}")
         return x

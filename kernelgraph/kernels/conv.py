@@ -172,8 +172,9 @@ def conv2d_backward_filter(x, g, w_shape, stride, padding, dilation,
 # -- pooling --------------------------------------------------------------------------------
 @njit(cache=True, inline="always")  # inlined: a call per window would halve the speed
 def _window_max(x, n, c, i, j, kh_, kw_, sh, sw, ph, pw):
-    """The first maximum of pooling window (i, j) of plane (n, c), NaN winning as in PyTorch:
-    (value, row, column), with row -1 when the window holds no input (only padding)."""
+    """PyTorch's pick in pooling window (i, j) of plane (n, c): the last NaN if there is
+    one, else the first maximum (its scan keeps ``v > max or isnan(v)``). (value, row,
+    column), with row -1 when the window holds no input (only padding)."""
     h_, w_ = x.shape[2], x.shape[3]
     m = -math.inf
     by = -1
@@ -186,7 +187,7 @@ def _window_max(x, n, c, i, j, kh_, kw_, sh, sw, ph, pw):
             xx = j * sw - pw + kj
             if 0 <= xx < w_:
                 v = x[n, c, y, xx]
-                if by < 0 or v > m or (v != v and m == m):
+                if by < 0 or v > m or v != v:
                     m = v
                     by = y
                     bx = xx
@@ -206,7 +207,7 @@ def _max_pool(x, out, kh_, kw_, sh, sw, ph, pw):
 
 @cpu.by_work(THREADED_MIN_WORK)
 def _max_pool_backward(x, g, dx, kh_, kw_, sh, sw, ph, pw):
-    # Each gradient goes to its window's first maximum; a plane is one thread's, so the
+    # Each gradient goes to its window's pick (_window_max); a plane is one thread's, so the
     # accumulation (windows overlap when stride < kernel) never races.
     n_, c_ = x.shape[0], x.shape[1]
     for p in prange(n_ * c_):
@@ -222,7 +223,7 @@ def _max_pool_backward(x, g, dx, kh_, kw_, sh, sw, ph, pw):
 
 @cpu.by_work(THREADED_MIN_WORK)
 def _max_pool_select(x, g, out, kh_, kw_, sh, sw, ph, pw):
-    # The transpose of _max_pool_backward: each window reads g at its first maximum of x.
+    # The transpose of _max_pool_backward: each window reads g at its pick in x.
     n_, c_ = x.shape[0], x.shape[1]
     for p in prange(n_ * c_):
         n = p // c_
@@ -295,7 +296,8 @@ def max_pool2d_backward(g, x, kernel, stride, padding) -> ndarray:
 
 
 def max_pool2d_select(g, x, kernel, stride, padding) -> ndarray:
-    """``g`` (x's shape) read at each pooling window's first maximum of ``x``."""
+    """``g`` (x's shape) read at each pooling window's last NaN of ``x``, else its first
+    maximum."""
     _check_grad(g, x.shape, "max_pool2d_select")
     out = np.empty(pool2d_shape(x.shape, kernel, stride, padding), g.dtype)
     if out.size:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 import types
+import warnings
 
 import numba
 import numpy as np
@@ -117,7 +118,7 @@ def _sqrt(a): return math.sqrt(a) if a >= 0 else math.nan
 def _tanh(a): return math.tanh(a)
 def _abs(a): return _builtin_abs(a)
 def _sign(a): return (a > 0) - (a < 0)
-def _relu(a): return a if a > 0 else 0
+def _relu(a): return 0 if 0 > a else a  # NaN and -0.0 pass, as in PyTorch
 def _eq(a, b): return a == b
 def _ne(a, b): return a != b
 def _lt(a, b): return a < b
@@ -139,7 +140,7 @@ def _sigmoid(a):
 
 def _tanh_grad(y, g): return g * (1 - y * y)
 def _sigmoid_grad(y, g): return g * y * (1 - y)
-def _relu_grad(x, g): return g if x > 0 else 0
+def _relu_grad(x, g): return 0 if x <= 0 else g  # PyTorch's: g at NaN
 
 
 add = UfuncKernel("add", _add, _same(2))
@@ -168,6 +169,30 @@ where = UfuncKernel("where", _where, _where_sig)
 tanh_grad = UfuncKernel("tanh_grad", _tanh_grad, _same(2))
 sigmoid_grad = UfuncKernel("sigmoid_grad", _sigmoid_grad, _same(2))
 relu_grad = UfuncKernel("relu_grad", _relu_grad, _same(2))
+
+
+def ignore_fp_warnings() -> None:
+    """Drop NumPy's "invalid value / divide by zero / overflow encountered in ..." warnings
+    for kernelgraph's compiled ufuncs (run once at import; calling it again is harmless).
+
+    NumPy reads the CPU's floating-point flags after every ufunc loop, and a compiled
+    comparison raises the "invalid" flag for any NaN operand: ``relu(nan)`` would warn where
+    PyTorch computes the same NaN and prints nothing. ``np.errstate`` around each call would
+    cost more than a small call itself; a warnings filter is consulted only when a warning
+    is raised, so it costs a call without one nothing. It matches the ufuncs by name: the
+    scalar bodies' (``_relu``, ``_add``...) and ``fused``, the name of every fused kernel
+    (static/fusion.py builds them from these bodies); NumPy's own ufuncs still warn. A
+    ``warnings.catch_warnings()`` block restores the filters it found, so a filter added
+    inside one (``import kernelgraph`` there) is gone after it.
+    """
+    names = sorted(k.fn.__name__ for k in globals().values() if isinstance(k, UfuncKernel))
+    warnings.filterwarnings(
+        "ignore", category=RuntimeWarning,
+        message=rf"(invalid value|divide by zero|overflow) encountered in "
+                rf"({'|'.join(names)}|fused)$")
+
+
+ignore_fp_warnings()
 
 
 # -- reductions ------------------------------------------------------------------------------

@@ -157,15 +157,17 @@ def one_hot(indices: ndarray, depth: int, dtype) -> ndarray:
 def _clip(x, lo, hi, has_lo, has_hi, out):
     for i in range(x.shape[0]):
         v = x[i]
-        if has_lo and v < lo:
+        if has_lo and (v < lo or lo != lo):  # a NaN bound gives NaN, as torch.clamp
             v = lo
-        if has_hi and v > hi:
+        if has_hi and (v > hi or hi != hi):
             v = hi
         out[i] = v
 
 
 def clip(x: ndarray, lo, hi) -> ndarray:
-    """x limited to ``[lo, hi]`` (either may be None); NaN stays NaN; bounds in x's dtype."""
+    """x limited to ``[lo, hi]`` (either may be None; ``hi`` wins if ``lo > hi``); NaN
+    stays NaN, and a NaN bound makes every element NaN, as in ``torch.clamp``; bounds in
+    x's dtype."""
     flat = np.ascontiguousarray(x).reshape(-1)
     out = np.empty(flat.size, x.dtype)
     zero = np.zeros((), x.dtype)[()]

@@ -24,7 +24,8 @@ def sigmoid(x):
 
 
 def relu(x):
-    return np.maximum(x, 0)
+    # PyTorch's: NaN stays NaN and -0.0 stays -0.0 (np.maximum(-0.0, 0) would be 0.0).
+    return np.where(np.less(x, 0), np.zeros_like(x), x)
 
 
 def sparse_softmax_cross_entropy(logits, labels):
@@ -75,10 +76,19 @@ def max_pool2d(x, kernel_size, stride=None, padding=0):
 
 
 def max_pool2d_select(g, x, kernel_size, stride=None, padding=0):
-    """g read at each window's first maximum of x."""
-    first = np.argmax(_pool_windows(x, kernel_size, stride, padding, -np.inf), axis=0)
+    """g read at each window's last NaN of x if it has one, else at its first maximum
+    (PyTorch's scan, ``val > max || isnan(val)``); padding is never picked."""
+    windows = np.asarray(_pool_windows(x, kernel_size, stride, padding, -np.inf))
+    valid = np.asarray(_pool_windows(np.ones(np.shape(x), bool), kernel_size, stride,
+                                     padding, False))
+    nan = np.isnan(windows)
+    with np.errstate(invalid="ignore"):
+        top = np.max(np.where(valid & ~nan, windows, -np.inf), axis=0)
+    first_max = np.argmax(valid & (windows == top), axis=0)
+    last_nan = len(windows) - 1 - np.argmax(nan[::-1], axis=0)
+    pick = np.where(nan.any(axis=0), last_nan, first_max)
     picked = np.asarray(_pool_windows(g, kernel_size, stride, padding, 0.0))
-    return np.take_along_axis(picked, first[None], axis=0)[0]
+    return np.take_along_axis(picked, pick[None], axis=0)[0]
 
 
 def avg_pool2d(x, kernel_size, stride=None, padding=0):

@@ -33,7 +33,8 @@ from . import core
 from .linalg import gemm
 from .nn import BLOCK, group_sum, row_launch
 
-# The CPU's window search: (value, row, column) of the first maximum of a pooling window.
+# The CPU's window search: (value, row, column) of a pooling window's last NaN, else its
+# first maximum.
 _window_max = cuda.jit(device=True)(K._window_max.py_func)
 
 
@@ -227,7 +228,7 @@ def _max_pool(x, out, kh_, kw_, sh, sw, ph, pw):
 
 @cuda.jit
 def _max_pool_argmax(x, arg, kh_, kw_, sh, sw, ph, pw):
-    # The flat (y * W + x) position of each window's first maximum; -1 for no input.
+    # The flat (y * W + x) position of each window's pick (_window_max); -1 for no input.
     n_, c_, oh_, ow_ = arg.shape
     w_ = x.shape[3]
     start, step = cuda.grid(1), cuda.gridsize(1)
@@ -284,7 +285,7 @@ def _pool(op, kernel, x, attrs):
 
 
 def max_pool2d(x, **attrs):
-    """CUDA forward of ``max_pool2d``: the first maximum of each window (NaN wins)."""
+    """CUDA forward of ``max_pool2d``: the maximum of each window (NaN wins)."""
     return _pool("max_pool2d", _max_pool, x, attrs)
 
 
@@ -302,8 +303,8 @@ def _argmax_positions(x, window, stride, padding):
 
 
 def max_pool2d_select(g, x, **attrs):
-    """CUDA forward of ``max_pool2d_select``: ``g`` read at each window's first maximum of
-    ``x`` (the transpose of max_pool2d_backward)."""
+    """CUDA forward of ``max_pool2d_select``: ``g`` read at each window's last NaN of ``x``,
+    else its first maximum (the transpose of max_pool2d_backward)."""
     window, stride, padding = ops_conv._pool_attrs("max_pool2d", attrs)
     x = _cast(x, g.dtype)
     K._check_grad(g, _shape(x), "max_pool2d_select")
@@ -316,8 +317,8 @@ def max_pool2d_select(g, x, **attrs):
 
 
 def max_pool2d_backward(g, x, **attrs):
-    """CUDA forward of ``max_pool2d_backward``: ``g`` routed to each window's first maximum
-    of ``x`` (the element the CPU kernel picks)."""
+    """CUDA forward of ``max_pool2d_backward``: ``g`` routed to each window's last NaN of
+    ``x``, else its first maximum (the element the CPU kernel picks)."""
     window, stride, padding = ops_conv._pool_attrs("max_pool2d", attrs)
     x = _cast(x, g.dtype)
     out_shape = K.pool2d_shape(_shape(x), window, stride, padding)

@@ -288,13 +288,13 @@ def one_hot(indices, depth, dtype=D.float32):
 
 @cuda.jit
 def _clip(x, lo, hi, has_lo, has_hi, out):
-    # The CPU kernel's comparisons, so NaN stays NaN (every comparison with it is False).
+    # The CPU kernel's comparisons: NaN stays NaN, a NaN bound gives NaN.
     start, step = cuda.grid(1), cuda.gridsize(1)
     for i in range(start, x.size, step):
         v = x[i]
-        if has_lo and v < lo:
+        if has_lo and (v < lo or lo != lo):
             v = lo
-        if has_hi and v > hi:
+        if has_hi and (v > hi or hi != hi):
             v = hi
         out[i] = v
 

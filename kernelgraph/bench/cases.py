@@ -30,6 +30,7 @@ and one training step of a small CNN, in kernelgraph's eager and static modes.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -48,7 +49,15 @@ _LINES = {"mul": "x = x * {c!r}", "add": "x = x + {c!r}", "tanh": "x = tanh(x)",
 
 
 def chain_source(chain=CHAIN) -> str:
-    """The straight-line Python source of ``chain(x)`` for the op sequence ``chain``."""
+    """The straight-line Python source of ``chain(x)`` for the op sequence ``chain``: ops
+    from :data:`CHAIN_CYCLE`, constants finite Python numbers (written as literals)."""
+    for op, c in chain:
+        if op not in _LINES:
+            raise ValueError(f"chain ops are {', '.join(_LINES)}; got {type(op).__name__} "
+                             f"{str(op)[:40]!r}")
+        if op in ("mul", "add") and not (type(c) in (int, float) and math.isfinite(c)):
+            raise ValueError(f"the constant of a chain's {op} must be a finite int or float, "
+                             f"got {type(c).__name__}")
     body = [_LINES[op].format(c=c) for op, c in chain]
     return "def chain(x):\n" + "".join(f"    {line}\n" for line in body) + "    return x\n"
 

@@ -6,6 +6,10 @@ elementwise node together with the elementwise producers whose value nothing els
 (not fetched, no other reader). Each group becomes one node whose kernel is generated Python
 source, compiled by numba's ``vectorize`` into a NumPy ufunc (so broadcasting works as before)
 and cached on disk, keyed by the source: a second process loads it instead of compiling.
+A group never grows past what one ufunc or CUDA launch takes (:data:`MAX_OPERANDS`) nor past
+:data:`MAX_GROUP` members, and groups whose code differs only in its comments (the member
+nodes' names, escaped by :func:`kernelgraph.codegen.comment`) share one compiled kernel, so
+a long chain costs compile time linear in its length.
 
 The generated code calls the very scalar functions the single-op kernels are made of
 (:mod:`kernelgraph.kernels.cpu`) and converts every intermediate to the dtype its node
@@ -29,12 +33,13 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import os
+import re
 import sys
 import tempfile
 
 import numpy as np
 
-from .. import devices
+from .. import codegen, devices
 from .. import dtypes as D
 from ..ops import add, sub
 from ..ops.registry import Op
@@ -46,6 +51,8 @@ _FUSABLE = frozenset((
     "add", "sub", "mul", "div", "maximum", "minimum", "neg", "exp", "log", "sqrt", "tanh",
     "sigmoid", "relu", "abs", "tanh_grad", "sigmoid_grad", "relu_grad", "equal", "not_equal",
     "less", "less_equal", "greater", "greater_equal", "where", "pow"))
+# Arithmetic that keeps bools bool (b + b is a logical or, as in PyTorch).
+_LOGICAL = frozenset(("add", "mul", "maximum", "minimum", "sign"))
 _SCALAR_NAMES = {"equal": "_eq", "not_equal": "_ne", "less": "_lt", "less_equal": "_le",
                  "greater": "_gt", "greater_equal": "_ge"}
 _UPDATES = {"assign_add": add, "assign_sub": sub}  # the elementwise op each update applies
@@ -57,9 +64,21 @@ _UPDATES = {"assign_add": add, "assign_sub": sub}  # the elementwise op each upd
 # instead of many is what counts, so small values fuse without limit.
 SMALL_ELEMENTS = 64
 MAX_MEMBERS = 16
+# Limits on every group, small values included. numba's compile time grows faster than the
+# scalar function it compiles, so a 4,000-op chain is compiled as many groups of MAX_GROUP
+# (and groups with the same code, names aside, are compiled once: see compile_source).
+MAX_GROUP = 32
+# A group's CPU kernel is one NumPy ufunc, which NumPy 1.x builds with at most 32 operands
+# (inputs and output; NumPy 2 allows 64). A CUDA launch passes every operand as an array, a
+# step and a stride tuple in the kernel's parameter space, which CUDA caps at 4 KiB on
+# older drivers: 16 operands leave room for strides of rank 20.
+MAX_OPERANDS = {"cpu": 31, "cuda": 16}
 _TRANSCENDENTAL = frozenset(("exp", "log", "sqrt", "tanh", "sigmoid", "pow"))
-_KERNELS: dict[str, object] = {}  # source hash -> ufunc or CUDA kernel pair, this process
+# Generated code, its comments (node names) left out -> ufunc or CUDA kernel pair, this process
+_KERNELS: dict[str, object] = {}
+_COMMENTS = re.compile(r"^# kernelgraph fused CUDA kernel: .*$|  # .*$", re.MULTILINE)
 _BODIES: list = []  # hash of kernels/cpu.py, computed once (see _bodies_version)
+_TYPE_NAMES: dict = {}  # dtype -> its name in numba's signatures (see _numba_type)
 
 
 def cache_dir() -> str:
@@ -85,6 +104,8 @@ def fusable(n) -> bool:
         return False  # integer powers check for negative exponents first
     if n.op.name == "where" and n.inputs[0].dtype.name != "bool":
         return False  # its forward converts a non-bool condition first
+    if n.dtype.name == "bool" and n.op.name in _LOGICAL:
+        return False  # True + True is 2 inside a fused body; only a bool loop stores it True
     return True
 
 
@@ -153,7 +174,7 @@ def generate_cuda(root, members: list, leaves: list) -> str:
 
     bodies = sorted({_scalar_body(n.op.name) for n in members})
     names = ", ".join(m.name for m in members)
-    return (f"# kernelgraph fused CUDA kernel: {_comment(names)}\n"
+    return (f"# kernelgraph fused CUDA kernel: {codegen.comment(names)}\n"
             f"# scalar bodies: kernelgraph/kernels/cpu.py {_bodies_version()}\n"
             "from numba import cuda, float32, float64, int32, int64  # noqa\n"
             "from kernelgraph.kernels import cpu\n"
@@ -173,21 +194,16 @@ def _function(root, members: list, leaves: list, barrier: bool) -> str:
     for k, n in enumerate(members):
         operands = ", ".join(_cast(names[id(i)], i, n) for i in n.inputs)
         value = f"{_scalar_body(n.op.name)}({operands})"
-        if n.dtype.name != "bool":
-            value = f"{n.dtype.name}({value})"
+        if n.dtype.kind != "b":
+            value = f"{_numba_type(n.dtype)}({value})"
         if n is root:
-            body.append(f"    return {value}  # {_comment(n.name)}")
+            body.append(f"    return {value}  # {codegen.comment(n.name)}")
         else:
             if barrier and n.dtype in D.FLOATS:
                 value = f"keep({value})"
             names[id(n)] = f"t{k}"
-            body.append(f"    t{k} = {value}  # {_comment(n.name)}")
+            body.append(f"    t{k} = {value}  # {codegen.comment(n.name)}")
     return f"def fused({args}):\n" + "\n".join(body) + "\n"
-
-
-def _comment(text: str) -> str:
-    # Node names are the user's text: one line, so nothing can end the comment.
-    return text.replace("\r", " ").replace("\n", " ")
 
 
 def _bodies_version() -> str:
@@ -205,7 +221,10 @@ def _bodies_version() -> str:
 
 
 def _numba_type(dt) -> str:
-    return "boolean" if dt.name == "bool" else dt.name
+    name = _TYPE_NAMES.get(dt)
+    if name is None:  # dtype.name is computed on every read: slow over thousands of groups
+        name = _TYPE_NAMES[dt] = "boolean" if dt.kind == "b" else dt.name
+    return name
 
 
 def _cast(name: str, x, consumer) -> str:
@@ -225,13 +244,25 @@ def _compute_dtype(n):
     return n.dtype
 
 
+def _hash(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()[:20]
+
+
+def _code_key(source: str) -> str:
+    """The hash of what ``source`` computes: the source without its comments, which only
+    name the member nodes. Groups of a repeated pattern (every layer's activation, every
+    link of a long chain) differ only there and share one compiled kernel."""
+    return _hash(_COMMENTS.sub("", source))
+
+
 def compile_source(source: str, members: list[str]) -> FusedKernel:
-    """Load (or compile once and cache on disk) the kernel in ``source``."""
-    key = hashlib.sha256(source.encode()).hexdigest()[:20]
-    ufunc = _KERNELS.get(key)
+    """Load (or compile once and cache on disk) the kernel in ``source``: once per process
+    for each code (:func:`_code_key`), whatever its nodes are called."""
+    key, code = _hash(source), _code_key(source)
+    ufunc = _KERNELS.get(code)
     if ufunc is None:
         # The plain NumPy ufunc: cheaper to call than numba's wrapper.
-        ufunc = _KERNELS[key] = _load(f"fused_{key}", source).fused.ufunc
+        ufunc = _KERNELS[code] = _load(f"fused_{key}", source).fused.ufunc
     return FusedKernel(key, source, ufunc, members)
 
 
@@ -242,11 +273,11 @@ def compile_cuda_source(source: str, members: list[str], leaf_dtypes: tuple, out
     generated file (``cache=True``), so another process does not compile again."""
     from ..kernels.cuda.fused import FusedCudaKernel
 
-    key = hashlib.sha256(source.encode()).hexdigest()[:20]
-    pair = _KERNELS.get(key)
+    key, code = _hash(source), _code_key(source)
+    pair = _KERNELS.get(code)
     if pair is None:
         module = _load(f"cuda_{key}", source)
-        pair = _KERNELS[key] = (module.flat, module.strided)
+        pair = _KERNELS[code] = (module.flat, module.strided)
     return FusedCudaKernel(key, source, pair, members, leaf_dtypes, out_dtype)
 
 
@@ -291,14 +322,17 @@ def fuse(program, fetched_ids: set) -> tuple[list, list, list]:
             consumers.setdefault(id(i), []).append(n)
     group_of: dict[int, int] = {}  # node id -> id of its group's root
     root_nodes: dict[int, object] = {}
-    size: dict[int, list] = {}  # root id -> [members, math-library calls] so far
+    # root id -> [members, math-library calls, ids of the group's operands] so far
+    size: dict[int, list] = {}
     for n in reversed(program.nodes):
+        if id(n) in program.feeds:
+            continue  # a fed node is an input of the run: never computed, so never fused
         if _updatable(n):  # w.assign_sub(lr * g): the update joins its value's group
             group_of[id(n)] = id(n)
             root_nodes[id(n)] = n
-            size[id(n)] = [1, 0]
+            size[id(n)] = [1, 0, {id(i) for i in n.inputs}]
             continue
-        if id(n) in program.feeds or not fusable(n):
+        if not fusable(n):
             continue
         users = consumers.get(id(n), [])
         roots = {group_of.get(id(u)) for u in users}
@@ -309,10 +343,12 @@ def fuse(program, fetched_ids: set) -> tuple[list, list, list]:
             group_of[id(n)] = root  # only its group reads it: computed inside
             size[root][0] += 1
             size[root][1] += n.op.name in _TRANSCENDENTAL
+            size[root][2].discard(id(n))
+            size[root][2].update(id(i) for i in n.inputs)
         else:
             group_of[id(n)] = id(n)
             root_nodes[id(n)] = n
-            size[id(n)] = [1, int(n.op.name in _TRANSCENDENTAL)]
+            size[id(n)] = [1, int(n.op.name in _TRANSCENDENTAL), {id(i) for i in n.inputs}]
     groups: dict[int, list] = {}
     for n in program.nodes:
         root = group_of.get(id(n))
@@ -355,7 +391,14 @@ def fuse(program, fetched_ids: set) -> tuple[list, list, list]:
 
 def _room_for(n, root, size: list) -> bool:
     """Whether ``n`` may join the group of ``root`` that has ``size`` = [members,
-    math-library calls] (see :data:`MAX_MEMBERS`); GPU groups are not limited."""
+    math-library calls, operand ids]: never past :data:`MAX_GROUP` members or
+    :data:`MAX_OPERANDS` operands; on the CPU, over more than :data:`SMALL_ELEMENTS`
+    values, at most :data:`MAX_MEMBERS` members and one math-library call."""
+    operands = size[2]
+    grown = len(operands) - 1 + len({id(i) for i in n.inputs} - operands)  # n itself leaves
+    limit = MAX_OPERANDS["cpu" if root.device.type == "cpu" else "cuda"]
+    if size[0] >= MAX_GROUP or grown > limit:
+        return False
     if root.device.type != "cpu":
         return True
     shape = root.shape

@@ -22,6 +22,7 @@ once, and which nodes were computed in place.
 
 from __future__ import annotations
 
+import heapq
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -131,6 +132,7 @@ def plan(order, fetch_nodes, feed_nodes, bindable) -> MemoryPlan:
     position = {id(n): k for k, n in enumerate(order)}
     result = MemoryPlan()
     owned = set()  # ids of values that are arrays this run made and nobody else holds
+    taken = set()  # ids of the inputs some node already writes into
 
     for k, n in enumerate(order):
         if id(n) in fed or n.op in (variable_op, placeholder_op, no_op) or \
@@ -149,31 +151,40 @@ def plan(order, fetch_nodes, feed_nodes, bindable) -> MemoryPlan:
         if bindable(n):
             for i in n.inputs:
                 if (id(i) in owned and last[id(i)] == k and _same_array(i, n)
-                        and id(i) not in result.in_place.values()):
+                        and id(i) not in taken):
                     result.in_place[id(n)] = i
+                    taken.add(id(i))
                     result.in_place_names.append(f"{n.name} -> {i.name}")
                     break
 
     # Slots: a value takes a free slot when it is made and frees it after its last read.
+    # Busy slots sit in a heap by the step they end at (so a run of thousands of nodes costs
+    # n log n, not n * live values); the slots ending together are freed in the order they
+    # were taken, which is the order the generated locals have always been numbered in.
     free, busy, count = [], [], 0
+    taken_at: dict[int, tuple] = {}  # busy slot -> (its end, when it was taken)
     for k, n in enumerate(order):
-        for slot, end in list(busy):
-            if end < k:
-                busy.remove((slot, end))
-                free.append(slot)
+        ended = []
+        while busy and busy[0][0] < k:
+            entry = heapq.heappop(busy)
+            if taken_at.get(entry[2]) == entry[:2]:  # else the slot was handed on in place
+                ended.append(entry)
+        for _end, _when, slot in sorted(ended, key=lambda e: e[1]):
+            del taken_at[slot]
+            free.append(slot)
         if id(n) in fed or n.op.name == "const":
             continue  # arguments and constants are not locals of the run
         source = result.in_place.get(id(n))
         if source is not None:  # it lives on in its input's array, so in its slot too
             slot = result.slots[id(source)]
-            busy.remove((slot, last[id(source)]))
         elif free:
             slot = free.pop()
         else:
             slot, count = count, count + 1
         result.slots[id(n)] = slot
         result.names[n.name] = slot
-        busy.append((slot, last[id(n)]))
+        taken_at[slot] = (last[id(n)], k)
+        heapq.heappush(busy, (last[id(n)], k, slot))
     _bytes(order, fed, last, result, position)
     return result
 

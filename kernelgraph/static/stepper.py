@@ -31,16 +31,18 @@ the session's variable when its step runs.
 from __future__ import annotations
 
 import copy
-import linecache
+import itertools
 import time
 from collections.abc import Mapping
 
 import numpy as np
 
-from .. import devices
+from .. import codegen, devices
 from ..errors import OpError
 from ..graph import Node
 from . import session as _session
+
+_stepper_ids = itertools.count()
 
 
 class StepperError(RuntimeError):
@@ -121,8 +123,10 @@ class Stepper:
             if node is not None:
                 line_nodes[len(out)] = node
         source = "\n".join(out) + "\n"
-        filename = f"<kernelgraph stepper of {plan.code.co_filename.strip('<>')}>"
-        linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+        # One file name per stepper: two steppers of one plan each keep their own entry.
+        filename = (f"<kernelgraph stepper {next(_stepper_ids)} of "
+                    f"{plan.code.co_filename.strip('<>')}>")
+        codegen.register(self, filename, source)  # for tracebacks, while the stepper lives
         code = compile(source, filename, "exec")
         env = dict(plan.fn.__globals__)  # the kernels, constants and the variable store
         exec(code, env)  # noqa: S102 - the plan's own generated code, plus yields
@@ -146,10 +150,11 @@ class Stepper:
         self._finished = False
         self.values: dict[str, object] = {}
         self.seconds: dict[str, float] = {}  # per node: its kernel call (and the yield)
+        fed = {id(n) for n in self.plan.feed_nodes}
         for node, arr in zip(self.plan.feed_nodes, self._args):
             self.values[node.name] = _snapshot(arr)
         for n in self.plan.order:
-            if n.op.name == "const":
+            if n.op.name == "const" and id(n) not in fed:  # a fed constant has the fed value
                 self.values[n.name] = _snapshot(n.attrs["value"])
         if not self.order:  # every fetch is fed or constant
             self._complete()

@@ -68,13 +68,16 @@ running whatever they read. As in DyNet, a pending op reads its inputs when it r
 in-place change to an input's ``.data`` before then changes its result. Hooks and
 ``retain_grad()`` on a per-sample tensor see only gradients that flow through its row, not
 through the batched ops that consumed it in the same run. An error that only a kernel can
-detect (an index out of range) surfaces when the pending ops run, naming the op.
+detect (an index out of range) surfaces when the pending ops run, naming the op. A block
+defers the ops of the thread that opened it: meanwhile other threads' ops run at once, and a
+block opened in another thread is refused with an error.
 """
 
 from __future__ import annotations
 
 import gc
 import sys
+import threading
 from operator import attrgetter, itemgetter
 
 import numpy as np
@@ -83,7 +86,7 @@ from . import dtypes as D
 from . import eager, trace
 from . import ops as O
 from .eager import EagerNode, Tensor
-from .errors import ShapeError
+from .errors import ShapeError, shown
 from .graph import _sequence, describe_location, user_location
 from .kernels import cpu
 from .ops import registry
@@ -91,6 +94,7 @@ from .ops.rnn_scan import rnn_tanh_scan as _SCAN
 from .ops.running_sum import running_sum as _RUNNING_SUM
 
 ndarray = np.ndarray
+_local = eager._local  # this thread's grad mode, and whether its ops are deferred
 _DATA = Tensor.__dict__["data"]  # the slots themselves: LazyTensor overrides the attributes
 _NODE = Tensor.__dict__["_node"]
 _GETITEM = O.getitem
@@ -231,6 +235,8 @@ _cell_weights: dict = {}  # id(RNN cell) -> (the cell, its weights' arrays, thei
 _PER_SAMPLE_FLOAT = (float, None)
 
 
+_owner = [None]  # the thread whose blocks are open (threading.get_ident())
+_owner_lock = threading.Lock()
 _totals = [0, 0]  # ops recorded (those pending not yet), of which merged: every block
 # counts from its start
 
@@ -250,11 +256,11 @@ def _run_now(op, args, attrs):
     """Run ``op`` eagerly (running what is pending first if it reads a pending tensor)."""
     if any(type(a) is LazyTensor for a in args):
         flush()
-    saved, eager._deferred = eager._deferred, None
+    saved, _local.batching = _local.batching, False
     try:
         return eager.apply(op, args, attrs)
     finally:
-        eager._deferred = saved
+        _local.batching = saved
 
 
 def _frozen(value):
@@ -270,7 +276,7 @@ def _defer(op, args, attrs):
     """The eager front-end inside ``kg.autobatch()``: record ``op`` instead of running it.
     (The op registry calls it for tensors directly while a block is open, and eager.apply
     for the rest, so it also sees calls made while the pending work runs.)"""
-    if eager._deferred is None:  # running the pending ops, or a gradient, right now
+    if not _local.batching:  # running the pending ops, a gradient, or another thread's op
         return eager.apply(op, args, attrs)
     if attrs and "name" in attrs:
         attrs = {k: v for k, v in attrs.items() if k != "name"}
@@ -322,7 +328,7 @@ def _defer(op, args, attrs):
             return _run_now(op, args, attrs)  # lists, NumPy scalars ...: eager decides
     if lazy is None and not tensors:
         return _run_now(op, args, attrs)  # no tensor at all
-    need = need and eager._grad_enabled and op.grad is not None
+    need = need and _local.grad_enabled and op.grad is not None
     keys = tuple(keys)
     try:
         sig = (op, tuple(attrs.items()) if attrs else (), keys, need)
@@ -393,7 +399,7 @@ def record_cell(cell, x, h, weights):
     signature no step of the block had yet, a 1-D x among them), for the caller to record
     the op the general way, which checks it."""
     if type(x) is not Tensor or type(h) is not LazyTensor or x.requires_grad or \
-            trace.active or eager._tracer is not None:
+            trace.active or eager._tracer is not None or not _local.batching:
         return None
     d = x.data
     if type(d) is not ndarray:
@@ -413,7 +419,7 @@ def record_cell(cell, x, h, weights):
                                           {})
     q = _DATA.__get__(h)
     need = (h.requires_grad or w_ih.requires_grad or w_hh.requires_grad or b_ih.requires_grad
-            or b_hh.requires_grad) and eager._grad_enabled
+            or b_hh.requires_grad) and _local.grad_enabled
     # The step's signature from x's key, h's signature number (which fixes h's key) and
     # need, given the weights': one small lookup, not the whole signature's hash.
     step = (d.shape, d.dtype, q.sig, need)
@@ -454,8 +460,8 @@ def flush() -> None:
     pending, _pending = _pending, []
     _totals[0] += len(pending)
     _merged.clear()
-    saved_defer, saved_grad = eager._deferred, eager._grad_enabled
-    eager._deferred = None
+    saved_defer, saved_grad = _local.batching, _local.grad_enabled
+    _local.batching = False
     # The run allocates a node and a view per pending op and frees no cycles: a garbage
     # collection in the middle would walk every object the process holds (numba's are many),
     # which cost more than the whole run.
@@ -471,7 +477,7 @@ def flush() -> None:
                 p.out = p.args = None
         raise
     finally:
-        eager._deferred, eager._grad_enabled = saved_defer, saved_grad
+        _local.batching, _local.grad_enabled = saved_defer, saved_grad
         if collecting:
             gc.enable()
     _count("flushes")
@@ -618,7 +624,7 @@ def _scan(g, rowof):
         return None
     members = [p for step in steps for p in step]
     n, r = len(members), p0.shape[0]
-    eager._grad_enabled = p0.need
+    _local.grad_enabled = p0.need
     helpers = [0]
     states = [p.args[1] for p in g]
     if _alias:
@@ -691,7 +697,7 @@ def _running_sum(p, rowof):
     start = p.out
     _run([p], rowof)  # the first addition as it is (it may add a Python number)
     helpers = [0]
-    eager._grad_enabled = need
+    _local.grad_enabled = need
     out = eager.apply(_RUNNING_SUM, (start, _stacked(terms, len(terms), rowof, helpers, False)),
                       {})
     continued = [True] * len(chain)
@@ -719,7 +725,7 @@ def _is_parameter(x) -> bool:
 
 def _run(g, rowof):
     p0 = g[0]
-    eager._grad_enabled = p0.need
+    _local.grad_enabled = p0.need
     batcher = _BATCHERS.get(p0.op.name)
     if len(g) > 1 and batcher is not None and _run_group(g, batcher, rowof):
         return
@@ -1082,7 +1088,8 @@ def _softmax(p0, operands, n, layout):
     rank = len(p0.shape)
     if layout is None:
         return rank > 0 and STACKED
-    return p0.op(x, **dict(p0.attrs, axis=_axis_shift(p0.attrs.get("axis", -1), rank)))
+    axis = p0.attrs.get("axis", -1)
+    return p0.op(x, **dict(p0.attrs, axis=_axis_shift(-1 if axis is None else axis, rank)))
 
 
 def _transpose(p0, operands, n, layout):
@@ -1252,7 +1259,7 @@ class autobatch:  # noqa: N801 - used like kg.no_grad
     def __init__(self, strategy: str = "agenda"):
         if strategy not in self.STRATEGIES:
             raise ValueError(f"kg.autobatch: strategy must be one of "
-                             f"{', '.join(map(repr, self.STRATEGIES))}, got {strategy!r}")
+                             f"{', '.join(map(repr, self.STRATEGIES))}, got {shown(strategy)}")
         self.strategy = strategy
         self._stats = AutobatchStats()
 
@@ -1264,6 +1271,18 @@ class autobatch:  # noqa: N801 - used like kg.no_grad
         return self._stats
 
     def __enter__(self) -> autobatch:
+        # The pending graph is one per process: blocks open in one thread at a time. The ops
+        # of other threads run at once meanwhile (eager.apply asks _local.batching).
+        with _owner_lock:
+            if _active and _owner[0] != threading.get_ident():
+                raise RuntimeError("kg.autobatch: a block is already open in another thread; "
+                                   "blocks batch one thread's ops at a time (open this one "
+                                   "after that block ends, or run this thread unbatched)")
+            _owner[0] = threading.get_ident()
+            self._open()
+        return self
+
+    def _open(self):
         # Counting from here, on top of what earlier uses of this block counted.
         self._start = (_totals[0] + len(_pending) - self._stats.nodes,
                        _totals[1] - self._stats.merged)
@@ -1275,8 +1294,8 @@ class autobatch:  # noqa: N801 - used like kg.no_grad
             _collector_was_on[0] = gc.isenabled()
             gc.disable()
         _active.append(self)
+        _local.batching = True
         eager._deferred = registry.FRONTENDS[Tensor] = registry.FRONTENDS[LazyTensor] = _defer
-        return self
 
     def __exit__(self, exc_type, exc, tb) -> bool:
         global _pending
@@ -1286,16 +1305,18 @@ class autobatch:  # noqa: N801 - used like kg.no_grad
             if exc_type is None:
                 raise
         finally:
-            _active.remove(self)
-            if not _active:
-                eager._deferred = None
-                registry.FRONTENDS[Tensor] = registry.FRONTENDS[LazyTensor] = eager.apply
-                _pending = []
-                _merged.clear()
-                _infer_cache.clear()
-                _cell_weights.clear()
-                if _collector_was_on[0]:
-                    gc.enable()
+            with _owner_lock:
+                _active.remove(self)
+                if not _active:
+                    _local.batching = False
+                    eager._deferred = None
+                    registry.FRONTENDS[Tensor] = registry.FRONTENDS[LazyTensor] = eager.apply
+                    _pending = []
+                    _merged.clear()
+                    _infer_cache.clear()
+                    _cell_weights.clear()
+                    if _collector_was_on[0]:
+                        gc.enable()
         return False
 
     def flush(self) -> None:

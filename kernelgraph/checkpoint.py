@@ -23,7 +23,10 @@ The file is an ordinary ``.npz`` archive (``np.load`` reads it) of one array per
 ``__kernelgraph__`` entry: a JSON string with the format version, the kind of object saved,
 and each array's name, shape, dtype and SHA-256 digest. Saving writes a temporary file next
 to the target, fsyncs it and renames it over the target (``os.replace``), so a crash leaves
-the old checkpoint whole. Loading never unpickles (``allow_pickle=False``) and checks every
+the old checkpoint whole; the temporary file a killed save leaves behind is removed by the
+next save to the same path (never one that a save in progress holds). Each name is stored
+as a zip member name, so it must be valid Unicode of at most 65531 bytes in UTF-8 (checked
+before anything is written). Loading never unpickles (``allow_pickle=False``) and checks every
 array against the marker and against the target *before* it writes any value, so a bad
 file raises :class:`~kernelgraph.errors.CheckpointError` and changes nothing.
 """
@@ -34,21 +37,31 @@ import contextlib
 import hashlib
 import json
 import os
+import re
+import stat
 import tempfile
 import zipfile
 from collections.abc import Mapping
 
 import numpy as np
 
+try:
+    import fcntl
+except ImportError:  # Windows: see _remove_if_abandoned
+    fcntl = None
+
 from . import devices
 from .eager import Tensor
-from .errors import CheckpointError, FailedPreconditionError
+from .errors import CheckpointError, FailedPreconditionError, shown
 from .graph import Node
 
 FORMAT = "kernelgraph-checkpoint"
 VERSION = 1
 MARKER = "__kernelgraph__"
 _KINDS = ("module", "dict", "session")
+# A zip member's name is at most 65535 bytes (its length is a 16-bit field of the zip
+# headers), and each name is stored as '<name>.npy' in UTF-8.
+MAX_NAME_BYTES = 0xFFFF - len(".npy")
 
 
 # -- what an object holds ------------------------------------------------------------------------
@@ -131,10 +144,24 @@ def _collect(obj, module) -> tuple[str, dict[str, np.ndarray], str]:
 
 def _check_name(name) -> str:
     if not isinstance(name, str) or not name:
-        raise TypeError(f"checkpoint names must be non-empty strings, got {name!r}")
+        raise TypeError(f"checkpoint names must be non-empty strings, got {shown(name)}")
     if name.startswith(MARKER) or "\x00" in name:
-        raise ValueError(f"checkpoint name {name!r} is reserved or invalid")
+        raise ValueError(f"checkpoint name {shown(name)} is reserved or invalid")
     return name
+
+
+def _check_stored_name(name: str) -> None:
+    """A name the .npz format can hold: valid UTF-8 text of at most MAX_NAME_BYTES bytes."""
+    try:
+        size = len(name.encode("utf-8"))
+    except UnicodeEncodeError:
+        raise ValueError(f"checkpoint name {shown(name)} cannot be saved: it is not valid "
+                         "Unicode text (it holds a lone surrogate), and names are stored "
+                         "as UTF-8") from None
+    if size > MAX_NAME_BYTES:
+        raise ValueError(f"checkpoint name {shown(name, 60)} is too long to save: {size} "
+                         f"bytes in UTF-8, and the .npz format holds names of at most "
+                         f"{MAX_NAME_BYTES} bytes; use a shorter name")
 
 
 def _digest(arr: np.ndarray) -> str:
@@ -164,6 +191,8 @@ def save(path: str | os.PathLike, obj, module=None) -> None:
     [('step', array(7)), ('w', array([1., 2.], dtype=float32))]
     """
     kind, arrays, cls = _collect(obj, module)
+    for name in arrays:  # before anything is written
+        _check_stored_name(name)
     from . import __version__
 
     meta = {"format": FORMAT, "version": VERSION, "kind": kind, "class": cls,
@@ -183,14 +212,81 @@ def _file_mode(path: str) -> int:
         return 0o666 & ~umask
 
 
+# -- temporary files ------------------------------------------------------------------------------
+# A save writes '.<target name>.kgsave-XXXXXXXX.tmp' next to the target and holds an exclusive
+# flock on it until it has been renamed over the target. A save killed on the way (SIGKILL,
+# power loss) leaves that file behind, unlocked: the kernel drops a dead process's locks. So
+# the next save to the same target removes the temporary files of that target that it can
+# lock -- never one a live save still holds, in this process or another, and never anything
+# named after another target.
+_TEMP_TAG = ".kgsave-"
+
+
+def _temp_name_pattern(base: str) -> re.Pattern:
+    return re.compile(re.escape(f".{base}{_TEMP_TAG}") + r"[a-z0-9_]{8}\.tmp\Z")
+
+
+def _remove_stale_temps(directory: str, base: str) -> None:
+    pattern = _temp_name_pattern(base)
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return
+    for name in names:
+        if pattern.match(name):
+            with contextlib.suppress(OSError):  # gone meanwhile, or not ours to open
+                _remove_if_abandoned(os.path.join(directory, name))
+
+
+def _remove_if_abandoned(tmp: str) -> None:
+    if fcntl is None:
+        # Windows: a file that another process has open (a save in progress) cannot be
+        # deleted, so the attempt fails there and removes only abandoned files.
+        os.unlink(tmp)
+        return
+    fd = os.open(tmp, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            return
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return  # a save in progress holds it
+        if os.path.samestat(st, os.lstat(tmp)):
+            os.unlink(tmp)
+    finally:
+        os.close(fd)
+
+
+def _locked_temp(directory: str, base: str) -> tuple[int, str]:
+    """A new temporary file next to the target, flocked: (its descriptor, its path)."""
+    while True:
+        fd, tmp = tempfile.mkstemp(prefix=f".{base}{_TEMP_TAG}", suffix=".tmp",
+                                   dir=directory)
+        if fcntl is None:
+            return fd, tmp
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        try:
+            kept = os.path.samestat(os.fstat(fd), os.stat(tmp))
+        except OSError:
+            kept = False
+        if kept:
+            return fd, tmp
+        # Another save's clean-up removed it between mkstemp and flock (it was not locked
+        # yet, so it looked abandoned): make another.
+        os.close(fd)
+
+
 def _write_atomic(path: str, arrays: dict[str, np.ndarray], meta: str) -> None:
     directory = os.path.dirname(os.path.abspath(path))
+    base = os.path.basename(path)
     mode = _file_mode(path)
+    _remove_stale_temps(directory, base)
     # In the target's directory, so that os.replace is a rename within one file system.
-    fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp",
-                               dir=directory)
+    fd, tmp = _locked_temp(directory, base)
     try:
-        with os.fdopen(fd, "wb") as f:
+        with os.fdopen(fd, "wb", closefd=False) as f:  # fd (and its lock) outlives f
             with zipfile.ZipFile(f, "w", zipfile.ZIP_STORED, allowZip64=True) as zf:
                 # np.savez's layout, written by hand: np.savez(file, **arrays) would take an
                 # array named 'file' or 'allow_pickle' for its own argument.
@@ -206,6 +302,8 @@ def _write_atomic(path: str, arrays: dict[str, np.ndarray], meta: str) -> None:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
+    finally:
+        os.close(fd)  # releases the lock, once the file has its final name
     with contextlib.suppress(OSError):  # make the rename itself durable (POSIX)
         dir_fd = os.open(directory, os.O_RDONLY)
         try:
@@ -258,7 +356,7 @@ def _parse_marker(value: np.ndarray) -> dict:
         raise CheckpointError(f"the '{MARKER}' entry does not describe a {FORMAT}")
     version = meta.get("version")
     if not isinstance(version, int) or version < 1:
-        raise CheckpointError(f"format version {version!r} is not a valid version")
+        raise CheckpointError(f"format version {shown(version)} is not a valid version")
     if version > VERSION:
         raise CheckpointError(f"written in checkpoint format version {version} by a newer "
                               f"kernelgraph; this one reads version {VERSION} or older")
@@ -285,8 +383,8 @@ def _check_contents(path: str, meta: dict, arrays: dict[str, np.ndarray]) -> Non
         try:
             want = (tuple(e["shape"]), np.dtype(e["dtype"]))
         except (TypeError, ValueError):
-            problems.append(f"'{name}': the marker's shape/dtype {e['shape']!r} "
-                            f"{e['dtype']!r} is not valid")
+            problems.append(f"'{name}': the marker's shape/dtype {shown(e['shape'])} "
+                            f"{shown(e['dtype'])} is not valid")
             continue
         if (arr.shape, arr.dtype) != want:
             problems.append(f"'{name}': the marker says {_describe(want)}, the array is "

@@ -31,6 +31,8 @@ import threading
 
 import numpy as np
 
+from .errors import shown
+
 ndarray = np.ndarray
 _NUMBERS = (int, float, bool)
 
@@ -124,7 +126,7 @@ def device(spec="cpu") -> Device:
             task = w.group(2) or w.group(3) or "0"
             worker = f"{w.group(1)}:{task}"
     if m is None:
-        raise ValueError(f"unknown device {spec!r}: expected 'cpu', 'cuda', 'cuda:N', "
+        raise ValueError(f"unknown device {shown(spec)}: expected 'cpu', 'cuda', 'cuda:N', "
                          "optionally after a worker ('worker:1/cuda:0')")
     kind = "cpu" if m.group(1).lower() == "cpu" else "cuda"
     result = Device(kind, int(m.group(2) or 0), worker)

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .errors import shown
+
 float32 = np.dtype(np.float32)
 float64 = np.dtype(np.float64)
 int32 = np.dtype(np.int32)
@@ -45,7 +47,9 @@ def as_dtype(value) -> np.dtype:
     try:
         dt = np.dtype(value)
     except TypeError:
-        raise TypeError(f"expected a dtype such as kg.float32, got {value!r}") from None
+        raise TypeError(f"expected a dtype such as kg.float32, got {shown(value)}") from None
+    if dt.byteorder not in "=|":
+        dt = dt.newbyteorder("=")  # '>f4' holds float32 values: the same dtype, native
     if dt not in SUPPORTED:
         names = ", ".join(d.name for d in SUPPORTED)
         raise TypeError(f"dtype {dt.name} is not supported; expected one of {names}")
@@ -90,3 +94,174 @@ def promote_with_scalar(tensor_dtype: np.dtype, value) -> np.dtype:
     if _kind_rank(sd)[0] <= _kind_rank(tensor_dtype)[0]:
         return tensor_dtype
     return DEFAULT_FLOAT if sd is DEFAULT_FLOAT else DEFAULT_INT
+
+
+# -- errors ----------------------------------------------------------------------------------
+class DtypeError(TypeError, RuntimeError):
+    """Operands whose dtypes an op does not take (``b - b`` on bools, ``mean`` of ints).
+    A TypeError, as TF1 raises, and a RuntimeError, as PyTorch raises."""
+
+
+class ConversionError(DtypeError, ValueError):
+    """A value kernelgraph cannot hold exactly in the dtype asked for (an int beyond int64,
+    complex numbers, text): it is refused rather than wrapped or rounded in silence. Also a
+    ValueError, as PyTorch raises for an int it cannot unpack."""
+
+
+# -- converting values into arrays of the kept dtypes ----------------------------------------
+_INT64_LIMIT = 2 ** 63
+_FLOAT_LIMIT = float(_INT64_LIMIT)  # compared with a float, NumPy stays on its fast path
+_DEFAULTS = {float: DEFAULT_FLOAT, int: DEFAULT_INT, bool: bool_}
+
+
+def kept_dtype(dt: np.dtype) -> np.dtype | None:
+    """The kernelgraph dtype that holds the values of NumPy dtype ``dt``: itself when kept,
+    else the kept dtype of the same kind that holds every value exactly (float16 -> float32;
+    int8, int16 and unsigned ints -> int64; byte-swapped '>f4' -> float32). uint64 and
+    long double are converted only when the values fit (see :func:`convert`). None for
+    dtypes that hold no plain numbers (complex, text, objects, dates).
+
+    >>> kept_dtype(np.dtype(np.float16)).name, kept_dtype(np.dtype(">i4")).name
+    ('float32', 'int32')
+    """
+    kind, size = dt.kind, dt.itemsize
+    if kind == "b":
+        return bool_
+    if kind == "f":
+        return float32 if size <= 4 else float64
+    if kind == "i":
+        return int32 if size == 4 else int64
+    if kind == "u":
+        return int64
+    return None
+
+
+def _describe(kind: str) -> str | None:
+    return {"c": "complex numbers", "U": "text", "S": "bytes", "O": "Python objects",
+            "M": "dates", "m": "time spans", "V": "structured records"}.get(kind)
+
+
+def _refuse_kind(arr: np.ndarray, what: str):
+    names = ", ".join(d.name for d in SUPPORTED)
+    hint = " (take .real or abs() first)" if arr.dtype.kind == "c" else ""
+    raise ConversionError(f"{what} cannot hold {_describe(arr.dtype.kind)} ({arr.dtype}); "
+                          f"kernelgraph keeps {names}{hint}")
+
+
+def _python_int_out_of_range(value):
+    """The first Python int in nested lists ``value`` that int64 cannot hold, else None."""
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        if type(v) is int and not -_INT64_LIMIT <= v < _INT64_LIMIT:
+            return v
+        if isinstance(v, list | tuple):
+            stack.extend(v)
+    return None
+
+
+def _from_python(value, what: str) -> np.ndarray:
+    try:
+        arr = np.array(value)
+    except (ValueError, TypeError) as e:
+        raise ConversionError(f"{what} expects a number, an array, or a nested list of "
+                              f"numbers with equal lengths: {e}") from None
+    kind = arr.dtype.kind
+    # A Python int beyond int64 makes NumPy choose uint64 or objects, or, next to other
+    # ints, float64: rounded in silence. PyTorch refuses it ("Overflow when unpacking").
+    if kind in "uO" or (kind == "f" and arr.size and not np.abs(arr).max() < _FLOAT_LIMIT):
+        big = _python_int_out_of_range(value)
+        if big is not None:
+            raise ConversionError(f"{what}: the Python int {big} does not fit int64, the "
+                                  f"widest integer dtype (Overflow when unpacking long long)")
+    if kind == "O":
+        bad = next((v for v in arr.flat if not isinstance(v, int | float | bool | np.number)),
+                   None)
+        raise ConversionError(f"{what} expects numbers, got {type(bad).__name__}"
+                              + (f" ({bad!r:.40})" if bad is not None else ""))
+    return arr
+
+
+def _overflow(arr: np.ndarray, target: np.dtype, what: str, bad) -> ConversionError:
+    return ConversionError(f"{what}: value cannot be converted to type {target.name} "
+                           f"without overflow: {bad!r} ({arr.dtype})")
+
+
+def _check_int_range(arr: np.ndarray, target: np.dtype, what: str) -> None:
+    info = np.iinfo(target)
+    if arr.dtype.kind in "iu":
+        src = np.iinfo(arr.dtype)
+        if src.min >= info.min and src.max <= info.max:
+            return  # every value of the source dtype fits
+        bad = (arr < info.min) | (arr > info.max)
+    else:  # floats: finite and in range once truncated toward zero
+        with np.errstate(invalid="ignore"):
+            t = np.trunc(arr)
+            bad = ~np.isfinite(arr) | (t < info.min) | (t >= -float(info.min))
+    if bad.any():
+        raise _overflow(arr, target, what, arr[bad].flat[0].item())
+
+
+def _check_exact_float(arr: np.ndarray, out: np.ndarray, what: str) -> None:
+    """Long double to float64 only when nothing is rounded away."""
+    same = (out == arr) | (np.isnan(arr) & np.isnan(out))
+    if not same.all():
+        bad = arr[~same].flat[0]
+        raise ConversionError(f"{what}: the value {bad!r} ({arr.dtype}) is not exactly "
+                              f"representable as {out.dtype.name}; round it first")
+
+
+def convert(value, dtype=None, *, what: str = "kg.tensor", parse: bool = False) -> np.ndarray:
+    """``value`` (a number, a nested list of numbers, or a NumPy array or scalar) as a new,
+    C-contiguous, native-byte-order NumPy array of a kernelgraph dtype.
+
+    Without ``dtype``, values are never wrapped or rounded: Python floats become float32
+    and Python ints int64 (PyTorch's and TF's defaults); an array keeps its dtype when
+    kernelgraph keeps it, else takes the kept dtype of its kind that holds every value
+    exactly (:func:`kept_dtype`), and uint64 values above int64's range, Python ints beyond
+    int64, complex numbers, text, objects and dates are refused with a
+    :class:`ConversionError` naming the value's dtype and what was expected.
+
+    With ``dtype`` (an explicit request, a placeholder's or a Variable's dtype), values are
+    converted as PyTorch's ``torch.tensor(data, dtype=...)`` and TF1's ``feed_dict``
+    convert them: floats are rounded to a float dtype, truncated toward zero for an integer
+    dtype, and anything nonzero is True. An integer out of the dtype's range (``2**40`` for
+    int32) or a NaN or infinity for an integer dtype is refused, where PyTorch and TF1 wrap
+    a NumPy array's values in silence. ``parse``: text and objects are read by NumPy
+    (``'1.5'`` for float32), as TF1's ``feed_dict`` reads them.
+
+    >>> convert([1, 2]).dtype.name, convert(np.float16(0.5)).dtype.name
+    ('int64', 'float32')
+    >>> convert(np.array([2**63 + 1], np.uint64))
+    Traceback (most recent call last):
+    ...
+    kernelgraph.dtypes.ConversionError: kg.tensor: value cannot be converted to type int64 \
+without overflow: 9223372036854775809 (uint64)
+    """
+    t = type(value)
+    if (t is float or t is bool or (t is int and -_INT64_LIMIT <= value < _INT64_LIMIT)) \
+            and (dtype is None or dtype is _DEFAULTS[t]):
+        return np.array(value, _DEFAULTS[t])  # a Python number: its kind's default dtype
+    python = not isinstance(value, np.ndarray | np.generic)
+    arr = _from_python(value, what) if python and not parse else np.asarray(value)
+    kind = arr.dtype.kind
+    if kind not in "biuf" and not (parse and kind in "USO"):
+        _refuse_kind(arr, what)
+    if dtype is not None:
+        target = as_dtype(dtype)
+    elif kind not in "biuf":
+        raise ConversionError(f"{what}: a value of {arr.dtype} needs a dtype to convert to")
+    elif python and kind == "f":
+        target = DEFAULT_FLOAT
+    else:
+        target = kept_dtype(arr.dtype)
+    if kind in "USO":  # parse: NumPy reads the text; what it cannot read raises ValueError
+        arr = np.asarray(arr, dtype={"f": float64, "i": int64}.get(target.kind, bool_))
+        kind = arr.dtype.kind
+    if target.kind == "i" and kind in "iuf" and arr.dtype != target:
+        _check_int_range(arr, target, what)
+    # Python data was read into a new array already; an array the caller owns is copied.
+    out = arr.astype(target, order="C", copy=not python)
+    if kind == "f" and arr.dtype.itemsize > 8 and target in FLOATS:
+        _check_exact_float(arr, out, what)
+    return out

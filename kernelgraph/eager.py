@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import inspect
+import threading
 import time
 import weakref
 
@@ -26,13 +28,26 @@ import numpy as np
 from . import autodiff, devices, operators, trace
 from . import dtypes as D
 from . import ops as O
-from .errors import ShapeError
+from .errors import ShapeError, shown
 from .graph import Node, _sequence, shape_str, user_location
 from .ops import registry
 from .ops.products import Sink, Stacker
+from .ops.shape import size_arg, swapped_axes
 
 ndarray = np.ndarray
-_grad_enabled = True
+
+
+class _ThreadState(threading.local):
+    """What one thread has switched on. Grad mode is per thread, as in PyTorch: a thread
+    inside ``kg.no_grad()`` does not stop another thread's ops from recording, and a new
+    thread starts with grad enabled. ``batching`` is set while this thread has a
+    ``kg.autobatch()`` block open (see ``_deferred`` below)."""
+
+    grad_enabled = True  # class attributes: the values a new thread starts with
+    batching = False
+
+
+_local = _ThreadState()
 
 # -- kg.function's view of the Python code (see kernelgraph/jit) --------------------------------
 # While kg.function traces a Python function it sets ``_tracer`` to a callable
@@ -42,9 +57,10 @@ _grad_enabled = True
 # otherwise, so an eager program pays one global check per read and nothing per op.
 _tracer = None
 
-# While ``with kg.autobatch():`` is active it sets ``_deferred`` to a callable
+# While a ``with kg.autobatch():`` block is open in some thread, ``_deferred`` is a callable
 # ``(op, args, attrs)`` that records the op for batched execution instead of running it (see
-# kernelgraph/autobatch.py). None otherwise: one global check per op.
+# kernelgraph/autobatching.py); the ops of that thread alone are deferred (``_local.batching``),
+# other threads' run at once. None otherwise: one global check per op.
 _deferred = None
 
 
@@ -100,7 +116,10 @@ class Tensor:
 
     @property
     def grad(self):
-        """The accumulated gradient (a Tensor), or None before any backward reached it."""
+        """The accumulated gradient (a Tensor), or None before any backward reached it.
+
+        Assign None or a Tensor of this tensor's shape, dtype and device (as in PyTorch;
+        anything else is refused, naming what differs)."""
         try:
             return self._grad
         except AttributeError:
@@ -108,6 +127,8 @@ class Tensor:
 
     @grad.setter
     def grad(self, value):
+        if value is not None:
+            _check_grad(self, value)  # as PyTorch: a Tensor of this one's dtype, device, size
         self._grad = value
 
     def _leaf_hooks(self):
@@ -248,7 +269,7 @@ class Tensor:
                     dtype = D.as_dtype(a)
                 except TypeError:
                     raise TypeError(f"Tensor.to() expects a device ('cpu', 'cuda', 'cuda:0') "
-                                    f"or a dtype (kg.float32, 'float64' ...), got {a!r}") \
+                                    f"or a dtype (kg.float32, 'float64' ...), got {shown(a)}") \
                         from None
             else:
                 dtype = a
@@ -311,7 +332,8 @@ class Tensor:
 
     def register_hook(self, fn):
         """Call ``fn(grad)`` when this tensor's gradient is computed; a returned tensor
-        replaces the gradient. Returns a handle with ``.remove()``."""
+        replaces the gradient, and must have its shape, dtype and device (as in PyTorch).
+        Returns a handle with ``.remove()``."""
         if not self.requires_grad:
             raise RuntimeError("cannot register a hook on a tensor that doesn't require "
                                "gradient")
@@ -347,8 +369,17 @@ def _wrap(data, requires_grad=False) -> Tensor:
 def tensor(data, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
     """A new leaf tensor holding a copy of ``data`` (a number, nested list, or array).
 
-    Python floats become float32 and ints int64 (PyTorch's defaults); arrays keep their dtype.
-    It goes to ``device``, else to the ``with kg.device(...)`` device, else the CPU.
+    Python floats become float32 and ints int64 (PyTorch's defaults); arrays keep their dtype
+    where kernelgraph keeps it (float32, float64, int32, int64, bool). Other dtypes are
+    converted only exactly: float16 to float32, int8/int16/uint8/uint16/uint32 to int64,
+    byte-swapped arrays to native order, uint64 to int64 when every value fits. What cannot
+    be held exactly (an int beyond int64, complex numbers, text, objects, dates) raises
+    :class:`kernelgraph.dtypes.ConversionError`. An explicit ``dtype`` converts as PyTorch
+    does (floats truncated toward zero for an integer dtype, nonzero is True), except that an
+    integer out of the dtype's range, or a NaN or infinity for an integer dtype, is refused
+    for arrays too (PyTorch wraps an array's values in silence). See
+    :func:`kernelgraph.dtypes.convert`. The tensor goes to ``device``, else to the
+    ``with kg.device(...)`` device, else the CPU.
 
     >>> import kernelgraph as kg
     >>> kg.tensor([[1, 2], [3, 4]]).dtype.name, kg.tensor(2.5).dtype.name
@@ -362,25 +393,8 @@ def tensor(data, dtype=None, requires_grad: bool = False, device=None) -> Tensor
     if isinstance(data, Node):
         raise TypeError(f"kg.tensor() got the graph node '{data.name}'; graph nodes have no "
                         "value until a Session runs them")
-    try:
-        arr = np.array(data, copy=True)
-    except (ValueError, TypeError) as e:
-        raise ValueError(f"kg.tensor expects a number, an array, or a nested list of numbers "
-                         f"with equal lengths: {e}") from None
-    if dtype is not None:
-        dt = D.as_dtype(dtype)
-    elif arr.dtype.kind == "f":
-        dt = arr.dtype if isinstance(data, np.ndarray | np.generic) else D.DEFAULT_FLOAT
-        dt = D.as_dtype(dt) if dt in D.SUPPORTED else D.DEFAULT_FLOAT
-    elif arr.dtype.kind in "iu":
-        dt = D.as_dtype(arr.dtype) if arr.dtype in D.SUPPORTED else D.DEFAULT_INT
-    elif arr.dtype.kind == "b":
-        dt = D.bool_
-    else:
-        raise TypeError(f"kg.tensor cannot hold values of type {arr.dtype} "
-                        f"(from {type(data).__name__}); expected numbers")
+    arr = D.convert(data, dtype, what="kg.tensor")
     target = devices.device(device) if device is not None else devices.current()
-    arr = arr.astype(dt, copy=False)
     t = _wrap(arr if target is None or target.type == "cpu" else devices.transfer(arr, target))
     if requires_grad:
         t.requires_grad_(True)
@@ -419,6 +433,8 @@ def _value(a):
 
 def _explain(op, args, attrs, error):
     """Turn a kernel's error into one that names the op, the shapes and dtypes."""
+    if getattr(error, "checked", False):
+        return error  # the op's own argument check, already in PyTorch's words
     shapes_ = [np.shape(_value(a)) for a in args]
     dts = [getattr(_value(a), "dtype", None) for a in args]
     try:
@@ -438,7 +454,7 @@ def apply(op, args, attrs) -> Tensor:
     """Run ``op`` now on eager tensors (the eager front-end of every op)."""
     if attrs and "name" in attrs:
         attrs = {k: v for k, v in attrs.items() if k != "name"}
-    if _deferred is not None:
+    if _deferred is not None and _local.batching:
         return _deferred(op, args, attrs)
     values, need, any_tensor, on_gpu = [], False, False, False
     for a in args:
@@ -470,7 +486,7 @@ def apply(op, args, attrs) -> Tensor:
     except Exception as e:  # noqa: BLE001 - re-raised with the op's shapes named
         raise _explain(op, args, attrs, e) from None
     result = _wrap(out)
-    if need and _grad_enabled and op.grad is not None:
+    if need and _local.grad_enabled and op.grad is not None:
         _record(op, args, attrs, result)
         result.requires_grad = True
     if trace.active:
@@ -513,7 +529,7 @@ def _binary(op):
     new = Tensor.__new__
 
     def method(x, y):
-        if _deferred is not None:
+        if _deferred is not None and _local.batching:
             return _deferred(op, (x, y), {})
         ty = type(y)
         if ty is Tensor:
@@ -537,7 +553,7 @@ def _binary(op):
             raise _explain(op, (x, y), {}, e) from None
         t = new(Tensor)
         t.data = out if type(out) is ndarray else np.asarray(out)
-        if need and _grad_enabled:
+        if need and _local.grad_enabled:
             _record(op, (x, y), None, t)
             t.requires_grad = True
         else:
@@ -633,7 +649,7 @@ class _EagerMode(autodiff.Mode):
         if node.retained is not None:
             owner = node.retained()
             if owner is not None:
-                owner.grad = _as_grad(g, owner.grad, self.create_graph)
+                owner._grad = _as_grad(g, owner.grad, self.create_graph)
         return g
 
 
@@ -641,8 +657,61 @@ def _run_hooks(hooks, g, create_graph):
     for hook in hooks:
         replaced = hook(g if create_graph else _wrap(g))
         if replaced is not None:
-            g = replaced if create_graph else _value(replaced)
+            _check_hook_result(hook, replaced, g.data if create_graph else g)
+            g = replaced if create_graph else replaced.data
     return g
+
+
+def _type_name(value) -> str:
+    t = type(value)
+    return t.__qualname__ if t.__module__ == "builtins" else f"{t.__module__}.{t.__qualname__}"
+
+
+def _kind(data) -> str:
+    """'float32' for a host array, 'cuda:0 float32' for a device one (a hook's message)."""
+    where = devices.device_of(data)
+    return data.dtype.name if where.type == "cpu" else f"{where} {data.dtype.name}"
+
+
+def _check_hook_result(hook, replaced, g) -> None:
+    """A hook may replace a gradient only by a tensor of its dtype, device and shape (as in
+    PyTorch, whose words these are; 'Tensor' where PyTorch still says 'Variable')."""
+    if not isinstance(replaced, Tensor):
+        raise TypeError(f"expected Tensor, but hook returned '{_type_name(replaced)}'")
+    new = replaced.data
+    name = getattr(hook, "__name__", "<unknown>")
+    if new.dtype != g.dtype or devices.device_of(new) != devices.device_of(g):
+        raise RuntimeError(f"hook '{name}' has changed the type of value (was {_kind(g)} got "
+                           f"{_kind(new)})")
+    if new.shape != g.shape:
+        raise RuntimeError(f"hook '{name}' has changed the size of value")
+
+
+def _check_grad(t, value) -> None:
+    """What ``t.grad = value`` accepts, with PyTorch's words: None, or a Tensor of ``t``'s
+    dtype, device and size."""
+    if not isinstance(value, Tensor):
+        raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of type "
+                        f"{_type_name(value)}")
+    new, own = value.data, t.data
+    if new.dtype != own.dtype:
+        raise RuntimeError(f"attempting to assign a gradient with dtype '{new.dtype.name}' to "
+                           f"a tensor with dtype '{own.dtype.name}'. The gradient must match "
+                           "the tensor's dtype")
+    got, want = devices.device_of(new), devices.device_of(own)
+    if got.type != want.type:
+        raise RuntimeError(f"attempting to assign a gradient with device type '{got.type}' to "
+                           f"a tensor with device type '{want.type}'. Please ensure that the "
+                           "gradient and the tensor are on the same device")
+    if got != want:
+        raise RuntimeError(f"attempting to assign a gradient located on device with index "
+                           f"'{got.index}' to a tensor located on device with index "
+                           f"'{want.index}'. Please ensure that the gradient and the tensor "
+                           "are on the same device")
+    if new.shape != own.shape:
+        raise RuntimeError(f"attempting to assign a gradient of size '{list(new.shape)}' to a "
+                           f"tensor of size '{list(own.shape)}'. Please ensure that the "
+                           "gradient and the tensor are the same size")
 
 
 def _as_grad(g, previous, create_graph):
@@ -672,9 +741,29 @@ def _reachable(roots):
     return order
 
 
-def _differentiate(tensors, grad_tensors, retain_graph, create_graph, stop=()):
+def _towards(order, inputs):
+    """``autograd.grad``'s walk, as PyTorch's engine runs it: the nodes of ``order`` (latest
+    first) on a path to one of ``inputs`` (nothing beyond them runs: no rule, no hook), the
+    ids of the input nodes, whose gradients are kept (an input may also lead to an earlier
+    one: ``t = 2 * x``, inputs ``[x, t]``), and those of them that lead to no other input."""
+    targets = {id(x._node if x._node is not None else x) for x in inputs}
+    leads, ends = set(), set()
+    for node in reversed(order):  # earliest first: a node's inputs are decided before it
+        onward = any(type(x) is Tensor and x.requires_grad and
+                     (id(x) in targets if x._node is None else id(x._node) in leads)
+                     for x in node.inputs)
+        if onward or id(node) in targets:
+            leads.add(id(node))
+            if not onward:
+                ends.add(id(node))
+    keep = frozenset(i for i in targets if i in leads)
+    return [n for n in order if id(n) in leads], keep, frozenset(ends)
+
+
+def _differentiate(tensors, grad_tensors, retain_graph, create_graph, inputs=None):
     """Propagate from ``tensors`` and return autodiff's gradient dict, writing no ``.grad``.
-    Nodes in ``stop`` are not propagated through (their gradients stay in the dict)."""
+    With ``inputs`` (``autograd.grad``'s), only the nodes on a path to one of them are
+    walked, and each input's total gradient stays in the dict (see :func:`_towards`)."""
     tensors = [tensors] if isinstance(tensors, Tensor) else list(tensors)
     if grad_tensors is None:
         grad_tensors = [None] * len(tensors)
@@ -706,11 +795,13 @@ def _differentiate(tensors, grad_tensors, retain_graph, create_graph, stop=()):
         grads[id(key)] = (key, g if prev is None else prev[1] + g)
     if retain_graph is None:
         retain_graph = create_graph  # as in PyTorch
-    stop_ids = {id(n) for n in stop}
-    order = [n for n in _reachable([t._node for t in tensors]) if id(n) not in stop_ids]
+    order = _reachable([t._node for t in tensors])
+    keep = ends = frozenset()
+    if inputs is not None:
+        order, keep, ends = _towards(order, inputs)
     mode = _EagerMode(create_graph)
-    with set_grad_enabled(create_graph):
-        autodiff.propagate(order, grads, mode)
+    with set_grad_enabled(bool(create_graph)):
+        autodiff.propagate(order, grads, mode, keep, ends)
         stacked = Stacker()
         for leaf_id, (leaf, sink) in mode.sinks.items():
             g = sink.value(stacked)  # a weight's per-step gradients, as one product now
@@ -730,7 +821,7 @@ def backward(tensors, grad_tensors=None, retain_graph: bool | None = None,
     ``retain_graph`` defaults to ``create_graph``; without it the graph is freed afterwards.
     """
     grads = _differentiate(tensors, grad_tensors, retain_graph, create_graph)
-    with set_grad_enabled(create_graph):
+    with set_grad_enabled(bool(create_graph)):
         for leaf, g in grads.values():
             if type(leaf) is Tensor:
                 hooks = leaf._leaf_hooks()
@@ -738,24 +829,28 @@ def backward(tensors, grad_tensors=None, retain_graph: bool | None = None,
                     g = _run_hooks(hooks, g, create_graph)
                 if trace.active:
                     trace.emit("gradient", node=leaf, grad=g)
-                leaf.grad = _as_grad(g, leaf.grad, create_graph)
+                leaf._grad = _as_grad(g, leaf.grad, create_graph)
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
          allow_unused=False):
     """``kg.autograd.grad``: gradients of ``outputs`` w.r.t. ``inputs`` (a tuple, one per
-    input), computed without touching any ``.grad``."""
+    input), computed without touching any ``.grad``. Each is the total derivative, also
+    where one input is computed from another (``t = 2 * x; z = 3 * t``:
+    ``grad(z, [x, t])`` is ``(6, 3)``, as in PyTorch); only the part of the graph that
+    leads to an input is walked (hooks beyond the inputs do not run)."""
     inputs = [inputs] if isinstance(inputs, Tensor) else list(inputs)
-    stop = [x._node for x in inputs if x._node is not None]
-    grads = _differentiate(outputs, grad_outputs, retain_graph, create_graph, stop)
+    if not all(x.requires_grad for x in inputs):  # checked before anything runs (PyTorch)
+        raise RuntimeError("One of the differentiated Tensors does not require grad")
+    grads = _differentiate(outputs, grad_outputs, retain_graph, create_graph, inputs)
     result = []
-    for x in inputs:
+    for k, x in enumerate(inputs):
         entry = grads.get(id(x._node if x._node is not None else x))
         if entry is None:
             if not allow_unused:
-                raise RuntimeError("One of the differentiated Tensors appears to not have "
-                                   "been used in the graph. Set allow_unused=True if this is "
-                                   "the desired behavior.")
+                raise RuntimeError(f"The differentiated Tensor at index {k} appears to not "
+                                   "have been used in the graph. Set allow_unused=True if "
+                                   "this is the desired behavior.")
             result.append(None)
         else:
             g = entry[1]
@@ -766,53 +861,122 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
 
 
 # -- grad mode -----------------------------------------------------------------------------------
-class set_grad_enabled(contextlib.ContextDecorator):  # noqa: N801 - PyTorch's name
-    """Turn recording of the backward graph on or off inside a ``with`` block."""
+# Grad mode lives in ``_local`` (per thread). As in PyTorch, a decorated function gets a fresh
+# switch per call -- so a recursive call, or two threads in one function, each restore the
+# mode they found -- and a decorated generator function runs under the mode at every resume,
+# not only while the generator object is made.
+class _GradMode(contextlib.ContextDecorator):
+    mode = False
+
+    def __enter__(self):
+        self.prev = _local.grad_enabled
+        _local.grad_enabled = self.mode
+        return self
+
+    def __exit__(self, *exc):
+        _local.grad_enabled = self.prev
+        return False
+
+    def _recreate_cm(self):
+        return type(self)()
+
+    def __call__(self, func):
+        if inspect.isgeneratorfunction(func):
+            return _wrap_generator(self._recreate_cm, func)
+        return super().__call__(func)
+
+
+def _wrap_generator(switch, func):
+    @functools.wraps(func)
+    def generator(*args, **kwargs):
+        gen = func(*args, **kwargs)
+        try:
+            with switch():
+                response = gen.send(None)
+            while True:
+                try:
+                    request = yield response
+                except GeneratorExit:
+                    with switch():
+                        gen.close()
+                    raise
+                except BaseException as e:  # noqa: BLE001 - handed to the generator
+                    with switch():
+                        response = gen.throw(e)
+                else:
+                    with switch():
+                        response = gen.send(request)
+        except StopIteration as e:
+            return e.value
+
+    return generator
+
+
+class no_grad(_GradMode):  # noqa: N801 - PyTorch's name
+    """``with kg.no_grad():`` computes without recording gradients, in this thread only.
+
+    Also a decorator, with or without parentheses (``@kg.no_grad`` / ``@kg.no_grad()``).
+
+    >>> import kernelgraph as kg
+    >>> w = kg.tensor(2.0, requires_grad=True)
+    >>> with kg.no_grad():
+    ...     (w * 3.0).requires_grad
+    False
+    """
+
+    mode = False
+
+    def __new__(cls, func=None):
+        self = super().__new__(cls)
+        return self if func is None else self(func)  # @kg.no_grad, as PyTorch allows
+
+
+class enable_grad(no_grad):  # noqa: N801 - PyTorch's name
+    """Turn recording back on inside a ``no_grad`` block (this thread only; also a
+    decorator, with or without parentheses)."""
+
+    mode = True
+
+
+class set_grad_enabled(_GradMode):  # noqa: N801 - PyTorch's name
+    """Turn recording of the backward graph on or off for this thread.
+
+    As in PyTorch it works as a call (``kg.set_grad_enabled(False)`` switches at once), as a
+    ``with`` block (the previous mode comes back at its end) and as a decorator (the mode
+    holds inside the function only). ``mode`` must be a bool.
+
+    >>> import kernelgraph as kg
+    >>> with kg.set_grad_enabled(False):
+    ...     kg.is_grad_enabled()
+    False
+    >>> kg.is_grad_enabled()
+    True
+    """
 
     def __init__(self, mode: bool):
-        global _grad_enabled
-        self.prev = _grad_enabled
+        if not isinstance(mode, bool | np.bool_):
+            raise TypeError(f"set_grad_enabled(): argument 'enabled' (position 1) must be "
+                            f"bool, not {type(mode).__name__}")
+        self.prev = _local.grad_enabled
         self.mode = bool(mode)
-        _grad_enabled = self.mode
+        _local.grad_enabled = self.mode
 
     def __enter__(self):
-        global _grad_enabled
-        _grad_enabled = self.mode
+        _local.grad_enabled = self.mode
         return self
 
-    def __exit__(self, *exc):
-        global _grad_enabled
-        _grad_enabled = self.prev
-        return False
+    def _recreate_cm(self):
+        return set_grad_enabled(self.mode)
 
-
-class no_grad(contextlib.ContextDecorator):  # noqa: N801
-    """``with kg.no_grad():`` computes without recording gradients (also a decorator)."""
-
-    def __enter__(self):
-        global _grad_enabled
-        self.prev = _grad_enabled
-        _grad_enabled = False
-        return self
-
-    def __exit__(self, *exc):
-        global _grad_enabled
-        _grad_enabled = self.prev
-        return False
-
-
-class enable_grad(no_grad):  # noqa: N801
-    """Turn recording back on inside a ``no_grad`` block."""
-
-    def __enter__(self):
-        global _grad_enabled
-        self.prev = _grad_enabled
-        _grad_enabled = True
-        return self
+    def __call__(self, func):
+        _local.grad_enabled = self.prev  # decorating switches nothing outside the function
+        return super().__call__(func)
 
 
 def is_grad_enabled() -> bool:
-    return _grad_enabled
+    """Whether ops on tensors that require grad record the backward graph in this thread
+    (``False`` inside ``kg.no_grad()``; a new thread starts with ``True``)."""
+    return _local.grad_enabled
 
 
 # -- inspection ----------------------------------------------------------------------------------
@@ -872,22 +1036,30 @@ def _install_methods():
         self, axis=axis if dim is None else dim)
     Tensor.log_softmax = lambda self, axis=-1, dim=None: O.log_softmax(
         self, axis=axis if dim is None else dim)
-    Tensor.reshape = lambda self, *shape: O.reshape(
-        self, shape=shape[0] if len(shape) == 1 and not isinstance(shape[0], int) else shape)
+    def reshape_method(self, *shape):
+        """``x.reshape(2, 3)`` or ``x.reshape((2, 3))``: PyTorch's rules (see kg.reshape)."""
+        if not shape:
+            raise TypeError('reshape() missing 1 required positional arguments: "shape"')
+        one = len(shape) == 1 and isinstance(shape[0], tuple | list)
+        return O.reshape(self, shape=shape[0] if one else shape)
+
+    Tensor.reshape = reshape_method
     Tensor.view = Tensor.reshape
 
     def transpose_method(self, dim0=None, dim1=None):
         """Swap two dims (PyTorch); with no arguments, reverse all dims."""
-        if dim0 is None:
+        if dim0 is None and dim1 is None:
             return O.transpose(self)
-        perm = list(range(self.ndim))
-        perm[dim0], perm[dim1] = perm[dim1], perm[dim0]
-        return O.transpose(self, perm=tuple(perm))
+        return O.transpose(self, perm=swapped_axes(self.ndim, dim0, dim1))
+
+    def permute_method(self, *dims):
+        """``x.permute(1, 0)`` or ``x.permute((1, 0))``: dims reordered (PyTorch)."""
+        one = len(dims) == 1 and isinstance(dims[0], tuple | list | np.ndarray | range)
+        return O.transpose(self, perm=dims[0] if one else dims)
 
     Tensor.transpose = transpose_method
     Tensor.t = lambda self: O.transpose(self)
-    Tensor.permute = lambda self, *perm: O.transpose(
-        self, perm=tuple(perm[0]) if len(perm) == 1 else perm)
+    Tensor.permute = permute_method
     Tensor.broadcast_to = lambda self, shape: O.broadcast_to(self, shape=tuple(shape))
     Tensor.expand = lambda self, *shape: O.broadcast_to(
         self, shape=tuple(shape[0]) if len(shape) == 1 else shape)
@@ -897,21 +1069,30 @@ _install_methods()
 
 
 def zeros(*shape, dtype=None, requires_grad=False, device=None) -> Tensor:
-    """A tensor of zeros (float32 unless ``dtype``)."""
-    shape = tuple(shape[0]) if len(shape) == 1 and not isinstance(shape[0], int) else shape
+    """A tensor of zeros (float32 unless ``dtype``): ``kg.zeros(2, 3)`` or
+    ``kg.zeros((2, 3))``; sizes are ints, checked as PyTorch checks them."""
+    shape = size_arg(shape, "zeros")
     return tensor(np.zeros(shape, D.as_dtype(dtype)), requires_grad=requires_grad,
                   device=device)
 
 
 def ones(*shape, dtype=None, requires_grad=False, device=None) -> Tensor:
-    """A tensor of ones (float32 unless ``dtype``)."""
-    shape = tuple(shape[0]) if len(shape) == 1 and not isinstance(shape[0], int) else shape
+    """A tensor of ones (float32 unless ``dtype``): ``kg.ones(2, 3)`` or
+    ``kg.ones((2, 3))``; sizes are ints, checked as PyTorch checks them."""
+    shape = size_arg(shape, "ones")
     return tensor(np.ones(shape, D.as_dtype(dtype)), requires_grad=requires_grad,
                   device=device)
 
 
 def arange(*args, dtype=None, device=None) -> Tensor:
-    """Like ``torch.arange``: integers give int64, floats float32."""
+    """Like ``torch.arange``: integers give int64, floats float32.
+
+    >>> import kernelgraph as kg
+    >>> kg.arange(3).dtype.name, kg.arange(0, 1, 0.5).dtype.name
+    ('int64', 'float32')
+    """
     arr = np.arange(*args)
-    return tensor(arr if dtype is None else arr.astype(D.as_dtype(dtype)), device=device)
+    if dtype is None and arr.dtype.kind == "f":
+        dtype = D.DEFAULT_FLOAT  # np.arange gives float64; PyTorch's default is float32
+    return tensor(arr, dtype=dtype, device=device)
 

@@ -6,6 +6,10 @@ line that created that node, so a failure at ``Session.run`` time points at its 
 
 from __future__ import annotations
 
+import reprlib
+
+import numpy as np
+
 
 class OpError(Exception):
     """An error tied to one graph node (``.node``), like ``tf.errors.OpError``."""
@@ -52,3 +56,39 @@ class CheckpointError(ValueError):
     """A checkpoint file that cannot be loaded as asked: not a kernelgraph checkpoint,
     truncated, tampered with, or holding names, shapes or dtypes other than the target
     expects. The message says what was expected and what was found; nothing was changed."""
+
+
+class _Brief(reprlib.Repr):
+    def __init__(self):
+        super().__init__()
+        self.maxlist = self.maxtuple = self.maxdict = self.maxset = 8
+        self.maxstring = self.maxother = 60
+        self.maxlevel = 3
+
+    def repr_ndarray(self, x, level):
+        return np.array2string(x, threshold=8, edgeitems=3, separator=", ",
+                               prefix="array(").join(("array(", f", dtype={x.dtype})"))
+
+
+_brief = _Brief()
+
+
+def shown(value, limit: int = 80) -> str:
+    """``repr(value)`` for an error message, at most ``limit`` characters and one line.
+
+    A message names what the user passed, never the whole of a big list, array or string
+    they fed: its repr is built piece by piece up to a few items, and cut.
+
+    >>> shown(list(range(10_000)))
+    '[0, 1, 2, 3, 4, 5, 6, 7, ...]'
+    >>> shown("x" * 500)
+    "'xxxxxxxxxxxxxxxxxxxxxxxxxxx...xxxxxxxxxxxxxxxxxxxxxxxxxxxx'"
+    """
+    text = " ".join(_brief.repr(value).split())
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+def clipped(text: str, limit: int = 160) -> str:
+    """``text`` (another error's message, which may quote a value) cut to ``limit``
+    characters, for a message that wraps it."""
+    return text if len(text) <= limit else text[:limit - 3] + "..."

@@ -37,6 +37,7 @@ import numpy as np
 from . import dtypes as D
 from . import ops as O
 from .eager import Tensor, no_grad, tensor
+from .errors import shown
 from .graph import Node
 from .nn.init import copy_into
 from .nn.module import variable_of
@@ -117,7 +118,7 @@ class GraphUpdates:
             for g, var in pairs:
                 if not isinstance(var, Variable):
                     raise TypeError(f"{type(self).__name__}: can only update kg.Variable "
-                                    f"nodes, got {var!r}")
+                                    f"nodes, got {shown(var)}")
                 if g.dtype != var.dtype:
                     g = O.cast(g, dtype=var.dtype)
                 state = self._graph_slots(var)
@@ -338,7 +339,7 @@ class Adam(Optimizer):
                  eps: float = 1e-8, weight_decay: float = 0.0):
         lr = _number("learning rate", lr)
         if not isinstance(betas, tuple | list) or len(betas) != 2:
-            raise TypeError(f"betas must be a pair of numbers, got {betas!r}")
+            raise TypeError(f"betas must be a pair of numbers, got {shown(betas)}")
         betas = (_number("beta parameter at index 0", betas[0], 0.0, 1.0, True),
                  _number("beta parameter at index 1", betas[1], 0.0, 1.0, True))
         if any(_is_graph_node(b) for b in betas):

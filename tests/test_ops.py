@@ -508,16 +508,19 @@ def test_max_gradient_splits_ties_evenly(dtype, data):
 
 @pytest.mark.parametrize("name", ["maximum", "minimum"])
 @given(data=st.data())
-def test_maximum_minimum_ties_go_to_x(name, data):
-    """At x == y the whole gradient goes to x (TensorFlow's rule)."""
+def test_maximum_minimum_ties_split_the_gradient(name, data):
+    """At x == y the gradient is split evenly between x and y (PyTorch's rule; NaN and the
+    other specials: tests/test_nan.py)."""
     sx, sy = data.draw(broadcast_shapes(2))
     x, y = arrays(data.draw, "ties", F64, sx), arrays(data.draw, "ties", F64, sy)
     out, (gx, gy) = check_op(getattr(kg, name), REFERENCE[name], [x, y], diff=(0, 1),
                              ph=data.draw(PLACEHOLDER_SHAPES), fd=False)
     w = weights(out.shape, F64)
-    take_x = (x >= y) if name == "maximum" else (x <= y)
-    np.testing.assert_allclose(gx, sum_to_shape(np.where(take_x, w, 0.0), x.shape), atol=1e-12)
-    np.testing.assert_allclose(gy, sum_to_shape(np.where(take_x, 0.0, w), y.shape), atol=1e-12)
+    take_x = (x > y) if name == "maximum" else (x < y)
+    share_x = np.where(x == y, w / 2, np.where(take_x, w, 0.0))
+    share_y = np.where(x == y, w / 2, np.where(take_x, 0.0, w))
+    np.testing.assert_allclose(gx, sum_to_shape(share_x, x.shape), atol=1e-12)
+    np.testing.assert_allclose(gy, sum_to_shape(share_y, y.shape), atol=1e-12)
 
 
 # -- linalg ----------------------------------------------------------------------------------
@@ -671,22 +674,23 @@ def test_mse_loss(dtype, data):
 # -- mixed dtypes and Python scalars ---------------------------------------------------------
 ALL_DTYPES = (BOOL, I32, I64, F32, F64)
 MIXED = {  # name: (op, domain of x, domain of y, output dtype rule for the promoted dtype)
-    "add": (kg.add, "any", "any", "arith"),
-    "sub": (kg.sub, "any", "any", "arith"),
-    "mul": (kg.mul, "any", "any", "arith"),
+    "add": (kg.add, "any", "any", "logical"),
+    "sub": (kg.sub, "any", "any", "arith"),  # bools are refused (tests/test_shapes_dtypes.py)
+    "mul": (kg.mul, "any", "any", "logical"),
     "div": (kg.div, "any", "nonzero", "floating"),
-    "maximum": (kg.maximum, "grid_a", "grid_b", "arith"),
-    "minimum": (kg.minimum, "grid_a", "grid_b", "arith"),
+    "maximum": (kg.maximum, "grid_a", "grid_b", "logical"),
+    "minimum": (kg.minimum, "grid_a", "grid_b", "logical"),
     **{name: (getattr(kg, name), "ties", "ties", "bool") for name in COMPARISONS},
 }
 
 
 def result_dtype(a, b, rule):
-    """PyTorch promotion (bool < ints < floats, then width), then the op's compute rule."""
+    """PyTorch promotion (bool < ints < floats, then width), then the op's compute rule
+    ("logical": two bools stay bool, as ``b + b`` is a logical or in PyTorch)."""
     rank = {BOOL: 0, I32: 1, I64: 2, F32: 3, F64: 4}
     dt = max(a, b, key=rank.get)
-    if rule == "bool":
-        return BOOL
+    if rule == "bool" or rule == "logical":
+        return BOOL if rule == "bool" else dt
     if rule == "floating" and dt not in FLOATS:
         return F32
     return I64 if dt == BOOL else dt
@@ -710,7 +714,8 @@ def mixed_arrays(draw, kind, dtype, shape):
 def test_binary_mixed_dtypes(name, data):
     """Promotion and gradient dtypes agree in every mode (a gradient has its input's dtype)."""
     op, kind_x, kind_y, rule = MIXED[name]
-    dx, dy = data.draw(st.sampled_from(ALL_DTYPES)), data.draw(st.sampled_from(ALL_DTYPES))
+    dtypes = ALL_DTYPES[1:] if name == "sub" else ALL_DTYPES  # b - x is refused, as in PyTorch
+    dx, dy = data.draw(st.sampled_from(dtypes)), data.draw(st.sampled_from(dtypes))
     sx, sy = data.draw(broadcast_shapes(2))
     x, y = mixed_arrays(data.draw, kind_x, dx, sx), mixed_arrays(data.draw, kind_y, dy, sy)
     out_dtype = result_dtype(dx, dy, rule)
@@ -743,6 +748,8 @@ def test_python_scalar_operand(name, side, data):
             "maximum": "grid_a", "minimum": "grid_a"}.get(name, "nonzero")  # grid_a: no ties
     if name == "pow" and side == "left":
         scalar = abs(scalar) or 2
+    if name == "sub" and scalar is True:
+        scalar = 2  # x - True is refused, as in PyTorch (tests/test_shapes_dtypes.py)
     x = mixed_arrays(data.draw, kind, dtype, data.draw(small_shapes()))
     if dtype in INTS and name in ("pow", "div"):
         # no integer 0 base or divisor; no integer to a negative integer power

@@ -437,7 +437,8 @@ def test_dynamic_rnn_errors():
     cell = kg.nn.RNNCell(F, H)
     with pytest.raises(ValueError, match="inputs must be 3-d"):
         kg.nn.dynamic_rnn(cell, kg.ones(2, F))
-    with pytest.raises(ValueError, match="sequence_length must be 2 ints"):
+    with pytest.raises(ValueError, match=r"sequence_length must be a vector of length "
+                       r"batch_size \(2\)"):
         kg.nn.dynamic_rnn(cell, kg.ones(2, 3, F), sequence_length=[1, 2, 3])
     with pytest.raises(ValueError, match="must not be negative"):
         kg.nn.dynamic_rnn(cell, kg.ones(2, 3, F), sequence_length=[1, -2])
@@ -447,7 +448,7 @@ def test_dynamic_rnn_errors():
         kg.nn.dynamic_rnn(lambda x, h: x, kg.ones(2, 3, F))
     with kg.Graph().as_default():
         x = kg.placeholder(kg.float32, shape=[None, None, F])
-        with pytest.raises(ValueError, match="vector of ints"):
+        with pytest.raises(TypeError, match=r"sequence_length must hold ints"):
             kg.nn.dynamic_rnn(cell, x, sequence_length=kg.placeholder(kg.float32, [None]))
         with pytest.raises(ValueError, match=r"input of shape \(batch, 3\)"):
             kg.nn.dynamic_rnn(cell, kg.placeholder(kg.float32, shape=[None, None, 5]))

@@ -74,7 +74,8 @@ def reshape(tensor, shape, name=None):
 
 
 def transpose(a, perm=None, name=None):
-    return ops.transpose(a, perm=None if perm is None else tuple(perm), name=name)
+    # perm is checked by the op (a list, tuple or 1-D int array of distinct axes in range).
+    return ops.transpose(a, perm=perm, name=name)
 
 
 def broadcast_to(input, shape, name=None):  # noqa: A002 - TF's argument name
@@ -170,7 +171,8 @@ def gather(params, indices, axis=0, name=None):
 def pad(tensor, paddings, mode="CONSTANT", constant_values=0, name=None):
     """tf.pad(tensor, paddings, constant_values=0) (CONSTANT mode only)."""
     if str(mode).upper() != "CONSTANT":
-        raise NotImplementedError(f"tf.pad: only mode='CONSTANT' is implemented, got {mode!r}")
+        raise NotImplementedError(f"tf.pad: only mode='CONSTANT' is implemented, got "
+                                  f"{errors.shown(mode)}")
     return ops.pad(tensor, paddings=paddings, value=constant_values, name=name)
 
 
@@ -232,7 +234,8 @@ def _spatial(value, what: str, data_format: str) -> tuple[int, int]:
         if v[0] != 1 or v[3 if data_format == "NHWC" else 1] != 1:
             raise ValueError(f"{what}: the batch and channel entries must be 1, got {value}")
         return v[h], v[w]
-    raise ValueError(f"{what} must be an int or a list of 1, 2 or 4 ints, got {value!r}")
+    raise ValueError(f"{what} must be an int or a list of 1, 2 or 4 ints, got "
+                     f"{errors.shown(value)}")
 
 
 def _same_pads(x, kernel, stride, dilation, what):
@@ -255,7 +258,7 @@ def _padded(x, padding, kernel, stride, dilation, what, fill=0.0):
     if padding == "VALID":
         return x, 0
     if padding != "SAME":
-        raise ValueError(f"{what}: padding must be 'SAME' or 'VALID', got {padding!r}")
+        raise ValueError(f"{what}: padding must be 'SAME' or 'VALID', got {errors.shown(padding)}")
     (t, b), (l_, r) = _same_pads(x, kernel, stride, dilation, what)
     if t == b and l_ == r and t <= kernel[0] // 2 and l_ <= kernel[1] // 2:
         return x, (t, l_)
@@ -264,7 +267,7 @@ def _padded(x, padding, kernel, stride, dilation, what, fill=0.0):
 
 def _nchw(x, data_format):
     if data_format not in ("NHWC", "NCHW"):
-        raise ValueError(f"data_format must be 'NHWC' or 'NCHW', got {data_format!r}")
+        raise ValueError(f"data_format must be 'NHWC' or 'NCHW', got {errors.shown(data_format)}")
     return x if data_format == "NCHW" else ops.transpose(x, perm=(0, 3, 1, 2))
 
 

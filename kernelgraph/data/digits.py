@@ -16,6 +16,8 @@ from pathlib import Path
 
 import numpy as np
 
+from ..errors import shown
+
 _FILE = Path(__file__).with_name("digits.npz")
 N_SAMPLES, N_CLASSES = 1797, 10
 
@@ -39,7 +41,7 @@ def split_indices(labels: np.ndarray, test_fraction: float, seed: int
     (3, 3, [0, 0, 1])
     """
     if not 0.0 <= test_fraction <= 1.0:
-        raise ValueError(f"test_fraction must be in [0, 1], got {test_fraction!r}")
+        raise ValueError(f"test_fraction must be in [0, 1], got {shown(test_fraction)}")
     rng = np.random.default_rng(seed)
     test = []
     for c in np.unique(labels):
@@ -67,7 +69,7 @@ def load_digits(split: str | None = "train", test_fraction: float = 0.2, seed: i
     (359, 1, 8, 8)
     """
     if split not in ("train", "test", None):
-        raise ValueError(f"split must be 'train', 'test' or None, got {split!r}")
+        raise ValueError(f"split must be 'train', 'test' or None, got {shown(split)}")
     images, labels = _raw()
     if split is not None:
         train, test = split_indices(labels, test_fraction, seed)

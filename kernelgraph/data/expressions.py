@@ -14,6 +14,8 @@ from functools import cached_property
 
 import numpy as np
 
+from ..errors import shown
+
 OPS = {"+": operator.add, "-": operator.sub, "*": operator.mul, "max": max}
 
 
@@ -40,9 +42,9 @@ class Expr:
             object.__setattr__(self, "_value", int(self.leaf))
             return
         if self.op not in OPS:
-            raise ValueError(f"op must be one of {tuple(OPS)}, got {self.op!r}")
+            raise ValueError(f"op must be one of {tuple(OPS)}, got {shown(self.op)}")
         if len(self.children) != 2 or not all(isinstance(c, Expr) for c in self.children):
-            raise ValueError(f"operator {self.op!r} needs two Expr children")
+            raise ValueError(f"operator {shown(self.op)} needs two Expr children")
         if self.leaf is not None:
             raise ValueError("an operator Expr has no leaf value")
         a, b = self.children
@@ -132,7 +134,7 @@ def expression_trees(n: int, max_depth: int = 4, ops: tuple[str, ...] = ("+", "-
     """
     ops = tuple(ops)
     if not ops or any(o not in OPS for o in ops):
-        raise ValueError(f"ops must be a non-empty subset of {tuple(OPS)}, got {ops!r}")
+        raise ValueError(f"ops must be a non-empty subset of {tuple(OPS)}, got {shown(ops)}")
     if not 1 <= min_depth <= max_depth:
         raise ValueError(f"need 1 <= min_depth <= max_depth, got {min_depth}, {max_depth}")
     if max_abs_value < 9:

@@ -12,6 +12,7 @@ from collections.abc import Iterator
 
 import numpy as np
 
+from ..errors import shown
 from .progress import progress as _progress
 
 
@@ -76,7 +77,7 @@ class DataLoader:
                  progress: bool | str = False):
         if isinstance(batch_size, bool) or not isinstance(batch_size, int | np.integer) \
                 or batch_size < 1:
-            raise ValueError(f"batch_size must be a positive int, got {batch_size!r}")
+            raise ValueError(f"batch_size must be a positive int, got {shown(batch_size)}")
         if isinstance(data, tuple):
             if not data:
                 raise ValueError("DataLoader: the tuple of fields is empty")

@@ -11,6 +11,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from ..errors import shown
+
 TASKS = ("first_marker", "sum_sign")
 
 
@@ -41,7 +43,7 @@ def sequence_task(n: int, min_len: int = 5, max_len: int = 50, input_size: int =
     True
     """
     if task not in TASKS:
-        raise ValueError(f"task must be one of {TASKS}, got {task!r}")
+        raise ValueError(f"task must be one of {TASKS}, got {shown(task)}")
     if n < 0:
         raise ValueError(f"n must be >= 0, got {n}")
     if not 1 <= min_len <= max_len:

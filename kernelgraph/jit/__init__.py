@@ -42,7 +42,7 @@ import threading
 import warnings
 
 from .. import devices, eager
-from ..errors import TraceError, TraceWarning
+from ..errors import TraceError, TraceWarning, shown
 from ..graph import _PACKAGE_DIR
 from ..ops.random import _state as _random_state
 from .captures import Capture, find_paths, roots_of
@@ -88,7 +88,8 @@ class Function:
         if not callable(fn):
             raise TypeError(f"kg.function expects a Python function, got {type(fn).__name__}")
         if isinstance(max_traces, bool) or not isinstance(max_traces, int) or max_traces < 1:
-            raise ValueError(f"kg.function: max_traces must be an int >= 1, got {max_traces!r}")
+            raise ValueError(f"kg.function: max_traces must be an int >= 1, got "
+                             f"{shown(max_traces)}")
         functools.update_wrapper(self, fn)
         self._fn = fn
         self.reduce_retracing = bool(reduce_retracing)
@@ -137,7 +138,8 @@ class Function:
             raise TypeError(e.template.format(path=readable([e.path], self._params)[0])
                             ) from None
         # The global random seed too: a trace's random ops are seeded with it.
-        return (eager._grad_enabled, devices.current(), specs, _random_state["seed"]), tensors
+        return (eager._local.grad_enabled, devices.current(), specs, _random_state["seed"]), \
+            tensors
 
     def _relaxed_for(self, key):
         for cf in self._relaxed:

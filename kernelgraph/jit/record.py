@@ -24,6 +24,7 @@ run computed, with the same kernels.
 from __future__ import annotations
 
 import contextlib
+import threading
 
 import numpy as np
 
@@ -82,8 +83,27 @@ def _random_attrs(attrs: dict) -> dict:
     return attrs
 
 
+# Recorders are per thread: a function traced in one thread records that thread's ops and
+# reads, never another thread's eager work. ``eager._tracer`` is _dispatch while any thread
+# records; it hands a read to the innermost recorder of the reading thread, if any.
+class _Recording(threading.local):
+    stack: tuple = ()
+
+
+_recording = _Recording()
+_open = [0]  # recorders active in all threads
+_open_lock = threading.Lock()
+
+
+def _dispatch(kind, tensor, value):
+    stack = _recording.stack
+    if stack:
+        stack[-1]._hook(kind, tensor, value)
+
+
 class Recorder:
-    """Records eager ops and value reads while active (``with Recorder() as rec:``)."""
+    """Records this thread's eager ops and value reads while active
+    (``with Recorder() as rec:``)."""
 
     def __init__(self):
         self.nodes: list = []  # (EagerNode, whether its result required grad)
@@ -95,23 +115,32 @@ class Recorder:
         self._seen: set = set()
 
     def __enter__(self):
-        self._saved = eager._tracer
-        eager._tracer = self._hook
+        self._thread = threading.get_ident()
+        _recording.stack = (*_recording.stack, self)
+        with _open_lock:
+            _open[0] += 1
+            eager._tracer = _dispatch
         trace.add_listener(self._listen)
         return self
 
     def __exit__(self, *exc):
         trace.remove_listener(self._listen)
-        eager._tracer = self._saved
+        _recording.stack = tuple(r for r in _recording.stack if r is not self)
+        with _open_lock:
+            _open[0] -= 1
+            if not _open[0]:
+                eager._tracer = None
         return False
 
     def _listen(self, kind, **info):
+        if threading.get_ident() != self._thread:
+            return
         if kind == "node_added":
             node = info.get("node")
             if type(node) is EagerNode and id(node) not in self._seen:
                 self._seen.add(id(node))
                 # the rule eager.apply used to decide whether the result requires grad
-                rg = (eager._grad_enabled and node.op.grad is not None and
+                rg = (eager._local.grad_enabled and node.op.grad is not None and
                       any(type(x) is Tensor and x.requires_grad for x in node.inputs))
                 self.nodes.append((node, rg))
         elif kind == "gradient" and self.backward_at is None:

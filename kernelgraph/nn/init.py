@@ -21,6 +21,7 @@ import numpy as np
 
 from .. import devices
 from ..eager import Tensor, no_grad
+from ..errors import shown
 from ..ops import random as R
 
 __all__ = ["calculate_gain", "constant_", "kaiming_normal_", "kaiming_uniform_", "normal_",
@@ -118,11 +119,11 @@ def calculate_gain(nonlinearity: str, param: float | None = None) -> float:
     if nonlinearity == "leaky_relu":
         slope = 0.01 if param is None else param
         if isinstance(slope, bool) or not isinstance(slope, int | float):
-            raise ValueError(f"negative_slope {slope!r} is not a valid number")
+            raise ValueError(f"negative_slope {shown(slope)} is not a valid number")
         return math.sqrt(2.0 / (1 + slope ** 2))
     if nonlinearity == "selu":
         return 3.0 / 4
-    raise ValueError(f"unsupported nonlinearity {nonlinearity!r}; expected one of linear, "
+    raise ValueError(f"unsupported nonlinearity {shown(nonlinearity)}; expected one of linear, "
                      "conv2d, sigmoid, tanh, relu, leaky_relu, selu")
 
 
@@ -144,7 +145,7 @@ def fan_in_and_fan_out(tensor: Tensor) -> tuple[int, int]:
 
 def _fan(tensor: Tensor, mode: str) -> int:
     if mode not in ("fan_in", "fan_out"):
-        raise ValueError(f"mode must be 'fan_in' or 'fan_out', got {mode!r}")
+        raise ValueError(f"mode must be 'fan_in' or 'fan_out', got {shown(mode)}")
     fan_in, fan_out = fan_in_and_fan_out(tensor)
     return fan_in if mode == "fan_in" else fan_out
 

@@ -28,6 +28,7 @@ import numpy as np
 from .. import dtypes as D
 from .. import ops as O
 from ..eager import Tensor, tensor
+from ..errors import shown
 from ..graph import Node, shape_str
 from ..ops import random as R
 from . import init
@@ -41,7 +42,7 @@ __all__ = ["Dropout", "Embedding", "Flatten", "Identity", "Linear", "LogSoftmax"
 def positive_int(layer: str, what: str, n) -> int:
     """``n`` as an int, or a ValueError naming the layer and the argument."""
     if isinstance(n, bool) or not isinstance(n, int | np.integer) or n <= 0:
-        raise ValueError(f"{layer}: {what} must be a positive int, got {n!r}")
+        raise ValueError(f"{layer}: {what} must be a positive int, got {shown(n)}")
     return int(n)
 
 
@@ -189,7 +190,7 @@ class Dropout(Module):
     def __init__(self, p: float = 0.5, seed: int | None = None):
         super().__init__()
         if isinstance(p, bool) or not isinstance(p, int | float) or not 0 <= p <= 1:
-            raise ValueError(f"dropout probability has to be between 0 and 1, but got {p!r}")
+            raise ValueError(f"dropout probability has to be between 0 and 1, but got {shown(p)}")
         self.p = float(p)
         # An explicit op seed, reserved now: eager calls with one seed share a draw counter,
         # and a graph node counts its own runs, so both modes walk the same stream.

@@ -11,6 +11,7 @@ from __future__ import annotations
 from .. import dtypes as D
 from .. import ops as O
 from ..eager import Tensor
+from ..errors import shown
 from ..graph import Node, shape_str
 from .layers import as_input, shape_of
 from .module import Module
@@ -25,7 +26,7 @@ class _Loss(Module):
         super().__init__()
         if reduction not in _REDUCTIONS:
             raise ValueError(f"{type(self).__name__}: reduction must be one of "
-                             f"{', '.join(map(repr, _REDUCTIONS))}, got {reduction!r}")
+                             f"{', '.join(map(repr, _REDUCTIONS))}, got {shown(reduction)}")
         self.reduction = reduction
 
     def _reduce(self, per_element):

@@ -42,6 +42,7 @@ import numpy as np
 from .. import dtypes as D
 from ..devices import to_numpy
 from ..eager import Tensor, no_grad, tensor
+from ..errors import shown
 from ..graph import Graph, Node
 
 
@@ -133,7 +134,7 @@ class Module:
             raise AttributeError("cannot register a parameter before Module.__init__() runs; "
                                  "call super().__init__() first")
         if not isinstance(name, str) or not name.isidentifier():
-            raise ValueError(f"parameter name must be a Python identifier, got {name!r}")
+            raise ValueError(f"parameter name must be a Python identifier, got {shown(name)}")
         if name in self.__dict__ or name in self._modules:
             raise KeyError(f"attribute '{name}' already exists")
         if value is None:

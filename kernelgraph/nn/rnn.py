@@ -39,11 +39,12 @@ import operator
 
 import numpy as np
 
-from .. import autobatching, eager
+from .. import autobatching, devices, eager
 from .. import dtypes as D
 from .. import ops as O
 from ..devices import device
 from ..eager import Tensor, tensor
+from ..errors import shown
 from ..graph import Node, shape_str, user_location
 from ..ops import random as R
 from ..ops.control import dim_size, flatten, pack_as
@@ -75,7 +76,7 @@ class _Cell(Module):
         kind = type(self).__name__
         for what, n in (("input_size", input_size), ("hidden_size", hidden_size)):
             if isinstance(n, bool) or not isinstance(n, int | np.integer) or n <= 0:
-                raise ValueError(f"{kind}: {what} must be a positive int, got {n!r}")
+                raise ValueError(f"{kind}: {what} must be a positive int, got {shown(n)}")
         self.input_size, self.hidden_size, self.bias = int(input_size), int(hidden_size), bias
         dtype = D.as_dtype(dtype) if dtype is not None else D.float32
         if dtype not in D.FLOATS:
@@ -314,18 +315,48 @@ def dynamic_rnn(cell, inputs, sequence_length=None, initial_state=None, dtype=No
     return _eager_rnn(cell, inputs, sequence_length, initial_state, time_major)
 
 
+# sequence_length is checked as TF1 checks it (its words), and more strictly: a float or
+# bool length is refused rather than truncated to an int, and a size that differs from the
+# batch is refused when the graph is built wherever both are known (TF1 finds some of them
+# only in the Select op it adds).
+def _seq_size_error(batch, shape) -> ValueError:
+    size = "batch_size" if batch is None else f"batch_size ({batch})"
+    return ValueError(f"dynamic_rnn: Argument sequence_length must be a vector of length "
+                      f"{size}, one int per sequence. Received sequence_length of shape: "
+                      f"{shape_str(shape)}")
+
+
+def _seq_dtype_error(dtype) -> TypeError:
+    return TypeError(f"dynamic_rnn: Argument sequence_length must hold ints (int32 or int64), "
+                     f"one length per sequence. Received sequence_length of dtype: "
+                     f"{dtype.name}")
+
+
+def _host_lengths(sequence_length, batch) -> np.ndarray:
+    """``sequence_length`` given as data (a list, an array, an eager tensor), checked."""
+    if isinstance(sequence_length, Tensor):
+        lengths = devices.to_numpy(sequence_length.data)
+    else:
+        try:
+            lengths = np.asarray(sequence_length)
+        except (TypeError, ValueError):  # a ragged nesting
+            raise ValueError(f"dynamic_rnn: Argument sequence_length must be a vector of "
+                             f"ints, one per sequence. Received "
+                             f"{shown(sequence_length)}") from None
+    if lengths.ndim != 1 or (batch is not None and lengths.shape[0] != batch):
+        raise _seq_size_error(batch, lengths.shape)
+    if lengths.dtype.kind not in "iu":
+        raise _seq_dtype_error(lengths.dtype)
+    if (lengths < 0).any():
+        raise ValueError(f"dynamic_rnn: sequence_length must not be negative, got "
+                         f"{shown(lengths.tolist())}")
+    return lengths
+
+
 def _eager_lengths(sequence_length, batch):
     if sequence_length is None:
         return None
-    lengths = sequence_length.detach().numpy() if isinstance(sequence_length, Tensor) else \
-        np.asarray(sequence_length)
-    if lengths.dtype.kind not in "iu" or lengths.shape != (batch,):
-        raise ValueError(f"dynamic_rnn: sequence_length must be {batch} ints (one per "
-                         f"sequence), got {lengths.dtype.name} {shape_str(lengths.shape)}")
-    if (lengths < 0).any():
-        raise ValueError(f"dynamic_rnn: sequence_length must not be negative, got "
-                         f"{lengths.tolist()}")
-    return lengths
+    return _host_lengths(sequence_length, batch)
 
 
 def _eager_rnn(cell, inputs, sequence_length, initial_state, time_major):
@@ -366,20 +397,7 @@ def _static_rnn(cell, inputs, sequence_length, initial_state, time_major):
                                                   for size in flatten(cell.state_size)])
     lengths = None
     if sequence_length is not None:
-        lengths = sequence_length
-        if not isinstance(lengths, Node):
-            lengths = np.asarray(lengths)
-            if lengths.dtype.kind not in "iu" or lengths.ndim != 1:
-                raise ValueError(f"dynamic_rnn: sequence_length must be a vector of ints, got "
-                                 f"{lengths.dtype.name} {shape_str(lengths.shape)}")
-            from ..static.variables import constant
-
-            lengths = constant(lengths.astype(np.int64), name="sequence_length")
-        if lengths.dtype not in D.INTS or (lengths.shape is not None
-                                           and len(lengths.shape) != 1):
-            raise ValueError(f"dynamic_rnn: sequence_length must be a vector of ints, got "
-                             f"{lengths.dtype.name} {shape_str(lengths.shape)}")
-        lengths = O.cast(lengths, dtype=D.int64)
+        lengths = _static_lengths(sequence_length, x)
 
     def keep_going(t, h):
         return t < steps
@@ -405,6 +423,33 @@ def _static_rnn(cell, inputs, sequence_length, initial_state, time_major):
     if not time_major:
         outputs = O.transpose(outputs, perm=(1, 0, 2))
     return outputs, final
+
+
+def _static_lengths(sequence_length, x):
+    """``sequence_length`` as an int64 node of shape (batch,) for the (time, batch, input)
+    node ``x``: checked now where the sizes are known, and when the graph runs where not."""
+    batch = None if x.shape is None else x.shape[1]
+    if not isinstance(sequence_length, Node):
+        from ..static.variables import constant
+
+        lengths = _host_lengths(sequence_length, batch)
+        return constant(lengths.astype(np.int64), name="sequence_length")
+    lengths = sequence_length
+    if lengths.dtype not in D.INTS:
+        raise _seq_dtype_error(lengths.dtype)
+    if lengths.shape is not None and (len(lengths.shape) != 1 or None not in (
+            batch, lengths.shape[0]) and lengths.shape[0] != batch):
+        raise _seq_size_error(batch, lengths.shape)
+    lengths = O.cast(lengths, dtype=D.int64)
+    if batch is not None and lengths.shape is not None and lengths.shape[0] is not None:
+        return lengths
+    # A size known only when the graph runs: a concat along axis 1 with a (batch, 0) slice of
+    # the inputs fails there unless the two sizes agree (they never broadcast), naming this
+    # node; its column is the lengths.
+    empty = O.cast(_first_step(x)[:, :0], dtype=D.int64)
+    checked = O.concat([O.reshape(lengths, shape=(-1, 1)), empty], axis=1,
+                       name="sequence_length_must_have_one_entry_per_sequence")
+    return checked[:, 0]
 
 
 def _call_cell(cell, x, h):

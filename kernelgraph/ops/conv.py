@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import dtypes as D
-from ..errors import ShapeError
+from ..errors import ShapeError, shown
 from ..graph import shape_str
 from ..kernels import conv as K
 from ..kernels import cpu
@@ -31,10 +31,10 @@ def _pair(value, what: str, minimum: int, op: str) -> tuple[int, int]:
     elif isinstance(value, tuple | list) and len(value) == 2 and all(map(is_int, value)):
         pair = (int(value[0]), int(value[1]))
     else:
-        raise TypeError(f"{op}: {what} must be an int or a pair of ints, got {value!r}")
+        raise TypeError(f"{op}: {what} must be an int or a pair of ints, got {shown(value)}")
     if min(pair) < minimum:
         need = "positive" if minimum == 1 else "non-negative"
-        raise ShapeError(f"{op}: {what} must be {need}, got {value!r}")
+        raise ShapeError(f"{op}: {what} must be {need}, got {shown(value)}")
     return pair
 
 
@@ -218,20 +218,21 @@ max_pool2d = define(
     lambda g, out, needs, attrs, x: (max_pool2d_backward(g, x, **attrs),),
     attr_names=_POOL_ATTRS,
     doc="Maximum over kernel_size windows of x (N, C, H, W); stride defaults to kernel_size, "
-        "padding (at most half the window) never wins. The gradient goes to the first "
-        "maximum of each window, as in PyTorch.")
+        "padding (at most half the window) never wins; a NaN in a window wins. The gradient "
+        "goes to each window's last NaN, else its first maximum, as in PyTorch.")
 max_pool2d_backward = define(
     "max_pool2d_backward", _max_pool_backward_forward, _pool_backward_infer("max_pool2d"),
     # Linear in g, so its own gradient is the transposed routing; x only picks the routes.
     lambda gg, out, needs, attrs, g, x: (max_pool2d_select(gg, x, **attrs), None),
     inputs=2, attr_names=_POOL_ATTRS,
-    doc="The gradient of max_pool2d: g routed to the first maximum of each window of x.")
+    doc="The gradient of max_pool2d: g routed to each window's last NaN of x, else its "
+        "first maximum.")
 max_pool2d_select = define(
     "max_pool2d_select", _max_pool_select_forward, _select_infer,
     lambda g, out, needs, attrs, gx, x: (max_pool2d_backward(g, x, **attrs), None),
     inputs=2, attr_names=_POOL_ATTRS,
-    doc="g (shaped like x) read at the first maximum of each window of x: the gradient of "
-        "max_pool2d_backward, for second derivatives of max_pool2d.")
+    doc="g (shaped like x) read at each window's last NaN of x, else its first maximum: the "
+        "gradient of max_pool2d_backward, for second derivatives of max_pool2d.")
 avg_pool2d = define(
     "avg_pool2d", _pool_forward("avg_pool2d", K.avg_pool2d), _pool_infer("avg_pool2d"),
     lambda g, out, needs, attrs, x: (avg_pool2d_backward(g, x, **attrs),),

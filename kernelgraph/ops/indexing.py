@@ -13,11 +13,12 @@ import functools
 import numpy as np
 
 from .. import dtypes as D
-from ..errors import ShapeError
+from ..errors import ShapeError, shown
 from ..graph import shape_str
 from ..kernels import indexing as K
 from .elementwise import greater_equal, less_equal, where, zeros_like
 from .registry import define
+from .shapes import axis_arg
 
 _FULL = (None, None, None)
 
@@ -26,8 +27,7 @@ _FULL = (None, None, None)
 def _axis(axis, ndim, what, extra=0):
     """``axis`` normalized into ``[0, ndim + extra)``, or a ShapeError."""
     n = ndim + extra
-    if not isinstance(axis, int | np.integer) or isinstance(axis, bool):
-        raise TypeError(f"{what}: axis must be an int, got {axis!r}")
+    axis = axis_arg(axis, what)
     if not -n <= axis < n:
         raise ShapeError(f"{what}: axis {axis} is out of range for rank {ndim}")
     return int(axis) % n
@@ -61,6 +61,7 @@ def _tensor_list(tensors, what):
 # -- concat ----------------------------------------------------------------------------------
 def _concat_infer(shapes_, dtypes, attrs):
     dt = _same_dtype(dtypes, "concat")
+    axis_arg(attrs.get("axis", 0), "concat")  # also where no rank is known yet
     known = [s for s in shapes_ if s is not None]
     if not known:
         return None, dt
@@ -130,6 +131,7 @@ def concat(tensors, axis: int = 0, name: str | None = None):
 # -- stack -----------------------------------------------------------------------------------
 def _stack_infer(shapes_, dtypes, attrs):
     dt = _same_dtype(dtypes, "stack")
+    axis_arg(attrs.get("axis", 0), "stack")  # also where no rank is known yet
     known = [s for s in shapes_ if s is not None]
     if not known:
         return None, dt
@@ -273,16 +275,18 @@ def split(x, num_or_size_splits, axis: int = 0, name: str | None = None) -> list
             raise ValueError(f"split: the number of pieces must be >= 1, got {count}")
     else:
         try:
-            sizes = tuple(int(s) for s in num_or_size_splits)
+            # each size an int: a float is refused, not truncated (int(1.5) is 1)
+            sizes = tuple(axis_arg(s, "split") for s in num_or_size_splits)
         except TypeError:
             raise TypeError("split: num_or_size_splits must be an int or a list of ints, got "
-                            f"{num_or_size_splits!r}") from None
+                            f"{shown(num_or_size_splits)}") from None
         if not sizes or any(s < -1 for s in sizes) or sizes.count(-1) > 1:
             raise ValueError(f"split: sizes {list(sizes)} must be non-negative, with at most "
                              "one -1")
         count = len(sizes)
     kw = {"name": name} if name is not None else {}
-    return [split_piece(x, sizes=sizes, index=i, axis=int(axis), **kw) for i in range(count)]
+    axis = axis_arg(axis, "split")
+    return [split_piece(x, sizes=sizes, index=i, axis=axis, **kw) for i in range(count)]
 
 
 # -- getitem ---------------------------------------------------------------------------------
@@ -383,6 +387,7 @@ def _check_int(dt, what):
 
 def _gather_infer(shapes_, dtypes, attrs):
     _check_int(dtypes[1], "gather")
+    axis_arg(attrs.get("axis", 0), "gather")  # also where no rank is known yet
     sp, si = shapes_
     if sp is None:
         return None, dtypes[0]
@@ -434,7 +439,7 @@ def _norm_paddings(paddings):
         pairs = tuple((int(b), int(a)) for b, a in paddings)
     except (TypeError, ValueError):
         raise TypeError(f"pad: paddings must be a list of (before, after) int pairs, got "
-                        f"{paddings!r}") from None
+                        f"{shown(paddings)}") from None
     if any(b < 0 or a < 0 for b, a in pairs):
         raise ValueError(f"pad: paddings must be non-negative, got {list(pairs)}")
     return pairs
@@ -472,7 +477,7 @@ def _one_hot_infer(shapes_, dtypes, attrs):
     _check_int(dtypes[0], "one_hot")
     depth = attrs["depth"]
     if not isinstance(depth, int | np.integer) or isinstance(depth, bool) or depth < 0:
-        raise ValueError(f"one_hot: depth must be a non-negative int, got {depth!r}")
+        raise ValueError(f"one_hot: depth must be a non-negative int, got {shown(depth)}")
     s = shapes_[0]
     return (None if s is None else tuple(s) + (int(depth),)), D.as_dtype(
         attrs.get("dtype", D.float32))
@@ -495,13 +500,19 @@ def _clip_infer(shapes_, dtypes, attrs):
     for key in ("min", "max"):
         v = attrs.get(key)
         if v is not None and D.scalar_dtype(v) is None:
-            raise TypeError(f"clip: {key} must be a Python number or None, got {v!r}")
-    return shapes_[0], dtypes[0]
+            raise TypeError(f"clip: {key} must be a Python number or None, got {shown(v)}")
+    # The bounds are weak scalars, as in torch.clamp: an int tensor clipped to 0.5 is float32
+    # (the bound is not truncated to the tensor's dtype).
+    dtype = dtypes[0]
+    for key in ("min", "max"):
+        if attrs.get(key) is not None:
+            dtype = D.promote_with_scalar(dtype, attrs[key])
+    return shapes_[0], dtype
 
 
 def _clip_forward(x, min=None, max=None):  # noqa: A002 - torch.clamp's names
-    _clip_infer([x.shape], [x.dtype], {"min": min, "max": max})
-    return K.clip(x, min, max)
+    _, dtype = _clip_infer([x.shape], [D.as_dtype(x.dtype)], {"min": min, "max": max})
+    return K.clip(x if x.dtype == dtype else x.astype(dtype), min, max)
 
 
 def _clip_grad(g, out, needs, attrs, x):
@@ -514,13 +525,15 @@ def _clip_grad(g, out, needs, attrs, x):
 
 
 clip = define("clip", _clip_forward, _clip_infer, _clip_grad, attr_names=("min", "max"),
-              doc="x limited to [min, max]; the gradient passes where min <= x <= max.")
+              doc="x limited to [min, max] (torch.clamp: NaN stays NaN, a NaN bound gives NaN); "
+                  "the gradient passes where min <= x <= max.")
 
 
 def _argmax_infer(shapes_, dtypes, attrs):
     s, axis, keepdims = shapes_[0], attrs.get("axis"), attrs.get("keepdims", False)
     if axis is None:
         return (() if not keepdims else None if s is None else (1,) * len(s)), D.int64
+    axis_arg(axis, "argmax")  # also where no rank is known yet
     if s is None:
         return None, D.int64
     if len(s) == 0:
@@ -537,4 +550,4 @@ def _argmax_forward(x, axis=None, keepdims=False):
 argmax = define("argmax", _argmax_forward, _argmax_infer, None,
                 attr_names=("axis", "keepdims"),
                 doc="int64 index of the first maximum along ``axis`` (None: of the flattened "
-                    "tensor); no gradient.")
+                    "tensor), or of the first NaN, as in PyTorch; no gradient.")

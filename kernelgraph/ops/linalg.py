@@ -12,8 +12,15 @@ from .registry import define
 from .shape import matrix_transpose
 
 
+def _refuse_bools(da, db):
+    if da == D.bool_ or db == D.bool_:
+        raise D.DtypeError("\"matmul\" not implemented for 'Bool' (as in PyTorch); cast to an "
+                           "integer or float dtype first")
+
+
 def _matmul_forward(a, b):
     if a.dtype is not b.dtype or a.dtype is D.bool_:
+        _refuse_bools(a.dtype, b.dtype)
         dt = _arith(D.promote(D.as_dtype(a.dtype), D.as_dtype(b.dtype)))
         a, b = _to(a, dt), _to(b, dt)
     return cpu.matmul(a, b)
@@ -21,6 +28,7 @@ def _matmul_forward(a, b):
 
 def _matmul_infer(shapes_, dtypes, attrs):
     sa, sb = shapes_
+    _refuse_bools(*dtypes)
     dt = _arith(D.promote(dtypes[0], dtypes[1]))
     if sa is None or sb is None:
         return None, dt

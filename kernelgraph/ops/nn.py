@@ -11,37 +11,53 @@ from ..kernels import cpu
 from .elementwise import _floating, _to, exp, mul, square, sub
 from .reduce import mean, sum
 from .registry import define
+from .shapes import axis_arg
 
 
-def _float_forward(kernel):
+def _softmax_axis(axis, what):
+    """softmax's ``axis``: an int; None is the last axis, as in TF1's ``tf.nn.softmax``."""
+    return -1 if axis is None else axis_arg(axis, what)
+
+
+def _float_forward(kernel, what):
     def forward(x, axis=-1):
+        if type(axis) is not int:
+            axis = _softmax_axis(axis, what)
+        if x.size == 0:  # nothing to normalise (an empty axis too): an empty result
+            cpu.normalize_axes(axis, x.ndim)  # a bad axis is refused as the kernels refuse it
+            return np.empty(x.shape, _floating(x.dtype))
         return kernel(_to(x, _floating(x.dtype)), axis)
     return forward
 
 
-def _softmax_infer(shapes_, dtypes, attrs):
+def _softmax_infer(shapes_, dtypes, attrs, what="softmax"):
     s = shapes_[0]
-    axis = attrs.get("axis", -1)
+    axis = _softmax_axis(attrs.get("axis", -1), what)
     if s is not None and (len(s) == 0 or not -len(s) <= axis < len(s)):
-        raise ShapeError(f"softmax: axis {axis} is out of range for shape {shape_str(s)}")
+        raise ShapeError(f"{what}: axis {axis} is out of range for shape {shape_str(s)}")
     return s, _floating(dtypes[0])
 
 
+def _log_softmax_infer(shapes_, dtypes, attrs):
+    return _softmax_infer(shapes_, dtypes, attrs, "log_softmax")
+
+
 def _softmax_grad(g, out, needs, attrs, x):
-    axis = attrs.get("axis", -1)
+    axis = _softmax_axis(attrs.get("axis", -1), "softmax")
     return (mul(out, sub(g, sum(mul(g, out), axis=axis, keepdims=True))),)
 
 
 def _log_softmax_grad(g, out, needs, attrs, x):
-    axis = attrs.get("axis", -1)
+    axis = _softmax_axis(attrs.get("axis", -1), "log_softmax")
     return (sub(g, mul(exp(out), sum(g, axis=axis, keepdims=True))),)
 
 
-softmax = define("softmax", _float_forward(cpu.softmax), _softmax_infer, _softmax_grad,
-                 attr_names=("axis",),
-                 doc="exp(x) / sum(exp(x)) along ``axis`` (default -1), computed stably.")
-log_softmax = define("log_softmax", _float_forward(cpu.log_softmax), _softmax_infer,
-                     _log_softmax_grad, attr_names=("axis",),
+softmax = define("softmax", _float_forward(cpu.softmax, "softmax"), _softmax_infer,
+                 _softmax_grad, attr_names=("axis",),
+                 doc="exp(x) / sum(exp(x)) along ``axis`` (default -1, also for None), "
+                     "computed stably; an empty tensor gives an empty result.")
+log_softmax = define("log_softmax", _float_forward(cpu.log_softmax, "log_softmax"),
+                     _log_softmax_infer, _log_softmax_grad, attr_names=("axis",),
                      doc="log(softmax(x)) along ``axis``, computed stably.")
 
 

@@ -32,7 +32,7 @@ import numpy as np
 
 from .. import devices
 from .. import dtypes as D
-from ..errors import ShapeError
+from ..errors import ShapeError, shown
 from ..graph import Node
 from .elementwise import mul
 from .registry import define
@@ -83,7 +83,7 @@ def seed(n: int) -> None:
 
 def _check_seed(n, what):
     if not isinstance(n, int | np.integer) or isinstance(n, bool) or n < 0:
-        raise ValueError(f"{what} must be a non-negative int, got {n!r}")
+        raise ValueError(f"{what} must be a non-negative int, got {shown(n)}")
     return int(n)
 
 
@@ -110,7 +110,7 @@ def _shape(shape):
     try:
         shape = tuple(int(d) for d in shape)
     except TypeError:
-        raise TypeError(f"shape must be an int or a sequence of ints, got {shape!r}") from None
+        raise TypeError(f"shape must be an int or a sequence of ints, got {shown(shape)}") from None
     if any(d < 0 for d in shape):
         raise ShapeError(f"random: shape {shape} has a negative dim")
     return shape
@@ -216,7 +216,7 @@ def dropout(x, p: float = 0.5, training: bool = True, seed: int | None = None):
     [2.0, 0.0, 2.0, 2.0]
     """
     if isinstance(p, bool) or not isinstance(p, int | float) or not 0 <= p <= 1:
-        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p!r}")
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {shown(p)}")
     if not training or p == 0:
         return x
     mask = dropout_mask(x, p=float(p), **_seed_attrs(seed, isinstance(x, Node)))

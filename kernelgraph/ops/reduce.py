@@ -10,9 +10,13 @@ from ..errors import ShapeError
 from ..kernels import cpu
 from .elementwise import cast, div, equal, mul
 from .registry import define
+from .shapes import axes_arg
 
 
-def _static_axes(shape, axis):
+def _static_axes(shape, axis, what):
+    # The axis's type is checked even where the rank is unknown (a graph input of unknown
+    # shape), so a float or a string never waits for Session.run to be refused.
+    axes_arg(axis, what, None if shape is None else len(shape) or 1)
     if shape is None:
         return None
     try:
@@ -21,9 +25,9 @@ def _static_axes(shape, axis):
         raise ShapeError(str(e)) from None
 
 
-def _reduce_infer(shapes_, dtypes, attrs, out_dtype=None):
+def _reduce_infer(shapes_, dtypes, attrs, out_dtype=None, what="max"):
     shape, axis, keepdims = shapes_[0], attrs.get("axis"), attrs.get("keepdims", False)
-    axes = _static_axes(shape, axis)
+    axes = _static_axes(shape, axis, what)
     if axes is None:
         out_shape = () if axis is None and not keepdims else None
     else:
@@ -32,14 +36,18 @@ def _reduce_infer(shapes_, dtypes, attrs, out_dtype=None):
 
 
 def _sum_infer(shapes_, dtypes, attrs):
-    return _reduce_infer(shapes_, dtypes, attrs, D.int64 if dtypes[0] is D.bool_ else None)
+    return _reduce_infer(shapes_, dtypes, attrs, D.int64 if dtypes[0] is D.bool_ else None,
+                         "sum")
 
 
 def _mean_infer(shapes_, dtypes, attrs):
     if dtypes[0] not in D.FLOATS:
-        raise TypeError(f"mean() needs a floating-point tensor, got {dtypes[0].name}; "
-                        "cast it first, e.g. kg.cast(x, kg.float32)")
-    return _reduce_infer(shapes_, dtypes, attrs)
+        torch_name = {"bool": "Bool", "int32": "Int", "int64": "Long"}.get(dtypes[0].name)
+        raise D.DtypeError(f"mean() needs a floating-point tensor, got {dtypes[0].name}; "
+                           "cast it first, e.g. kg.cast(x, kg.float32) (mean(): could not "
+                           "infer output dtype. Input dtype must be either a floating point "
+                           f"or complex dtype. Got: {torch_name})")
+    return _reduce_infer(shapes_, dtypes, attrs, what="mean")
 
 
 def _mean_forward(x, axis=None, keepdims=False):
@@ -70,7 +78,8 @@ mean = define("mean", _mean_forward, _mean_infer, _mean_grad, doc="Mean over ``a
               attr_names=("axis", "keepdims"))
 max = define("max", cpu.reduce_max, _reduce_infer, _max_grad,  # noqa: A001
              attr_names=("axis", "keepdims"),
-             doc="Maximum over ``axis``; the gradient is split evenly between ties.")
+             doc="Maximum over ``axis`` (``torch.amax``): NaN where a NaN is reduced; the "
+                 "gradient is split evenly between ties, and is NaN over a reduced NaN.")
 
 
 # -- the broadcasts that undo reductions -----------------------------------------------------

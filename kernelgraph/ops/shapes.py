@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 from ..errors import ShapeError
 from ..graph import shape_str
 
@@ -47,3 +49,49 @@ def compatible(declared, actual) -> bool:
 
 def known(shape) -> bool:
     return shape is not None and None not in shape
+
+
+# -- axis arguments, checked by type before any rank is known (PyTorch's words) -------------
+def _is_int(a) -> bool:
+    return isinstance(a, int | np.integer) and not isinstance(a, bool | np.bool_)
+
+
+def axis_arg(axis, what: str) -> int:
+    """``axis`` of an op that takes one axis (softmax, concat, argmax ...) as an int, or a
+    TypeError naming the op and the argument.
+
+    >>> axis_arg(1.5, "concat")
+    Traceback (most recent call last):
+      ...
+    TypeError: concat(): argument 'axis' must be int, not float
+    """
+    if _is_int(axis):
+        return int(axis)
+    raise TypeError(f"{what}(): argument 'axis' must be int, not {type(axis).__name__}")
+
+
+def axes_arg(axis, what: str, rank: int | None = None):
+    """``axis`` of a reduction: None (every axis), an int, or a list/tuple of ints, as a
+    tuple of ints (None stays None); a TypeError names the op and the argument (PyTorch's
+    words for ``amax``, which takes an int too). Given the ``rank``, an axis named twice
+    (``[0, -2]`` of a matrix) is a ShapeError."""
+    if axis is None:
+        return None
+    if _is_int(axis):
+        return (int(axis),)
+    if not isinstance(axis, list | tuple):
+        raise TypeError(f"{what}(): argument 'axis' must be tuple of ints, not "
+                        f"{type(axis).__name__}")
+    for i, a in enumerate(axis):
+        if not _is_int(a):
+            raise TypeError(f"{what}(): argument 'axis' must be tuple of ints, but got "
+                            f"{type(a).__name__} at pos {i + 1}")
+    axes = tuple(int(a) for a in axis)
+    if rank is not None:
+        seen = set()
+        for a in axes:
+            k = a % rank if -rank <= a < rank else a
+            if k in seen:
+                raise ShapeError(f"{what}: axis {k} appears multiple times in the list of axes")
+            seen.add(k)
+    return axes

@@ -15,6 +15,7 @@ import numpy as np
 
 from ..kernels import cpu
 from ..ops import add, sub
+from ..ops.shape import normalize_perm
 from .variables import assign_add_op, assign_op, assign_sub_op
 
 _ASSIGNS = (assign_op, assign_add_op, assign_sub_op)
@@ -78,8 +79,8 @@ def bound_call(node, args: list, shape_of=lambda n: n.shape):
     elif name == "matrix_transpose" and len(node.shape) == 2:
         return None, None, f"{args[0]}.T"
     elif name == "transpose" and len(node.shape) == 2:  # np.transpose of a matrix: x.T
-        perm = (node.attrs or {}).get("perm")
-        if perm is None or tuple(int(p) % 2 for p in perm) == (1, 0):
+        perm = (node.attrs or {}).get("perm")  # checked against the input's rank at build
+        if perm is None or normalize_perm(perm, 2) == (1, 0):
             return None, None, f"{args[0]}.T"
     elif node.ndim:  # a 0-d ufunc result is a NumPy scalar: those keep the forward
         ufunc = ufunc_of(node)

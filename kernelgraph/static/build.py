@@ -35,22 +35,16 @@ const = define("const", _const_forward, _const_infer, None, doc="A value fixed i
 
 def constant_node(value, dtype=None, shape=None, name=None, graph=None, location=None,
                   device=None) -> Node:
-    """A ``const`` node holding ``value`` (converted to ``dtype``; broadcast to ``shape``)."""
+    """A ``const`` node holding ``value`` (converted to ``dtype``; broadcast to ``shape``).
+
+    Values convert as :func:`kernelgraph.dtypes.convert` says: exactly, or refused with a
+    ConversionError (no wrapped uint64, no int beyond int64, no complex or text); a Python
+    or NumPy scalar takes its kind's default dtype (float32, int64, bool)."""
     if isinstance(value, Node):
         raise TypeError(f"kg.constant needs a value, got the graph node '{value.name}'")
-    arr = np.array(value, copy=True)
-    if dtype is None:
-        dt = D.scalar_dtype(value) if arr.ndim == 0 and not isinstance(value, np.ndarray) \
-            else None
-        if dt is None:
-            dt = {"f": D.DEFAULT_FLOAT if not isinstance(value, np.ndarray) else arr.dtype,
-                  "i": D.DEFAULT_INT if not isinstance(value, np.ndarray) else arr.dtype,
-                  "u": D.int64, "b": D.bool_}.get(arr.dtype.kind)
-            if dt is None:
-                raise TypeError(f"cannot make a constant of {type(value).__name__} "
-                                f"({arr.dtype}); expected numbers")
-        dtype = dt
-    arr = arr.astype(D.as_dtype(dtype))
+    if dtype is None and not isinstance(value, np.ndarray):
+        dtype = D.scalar_dtype(value)  # None unless a scalar
+    arr = D.convert(value, dtype, what="kg.constant")
     if shape is not None:
         arr = np.broadcast_to(arr, tuple(shape)).copy()
     arr.setflags(write=False)  # shared by every run: nobody may change it in place
@@ -101,7 +95,10 @@ def build(op, args, attrs) -> Node:
                     f"Tensor {a!r} must be from the same graph as Tensor {first!r}."), location)
     if graph is None:
         graph = get_default_graph()
-    peer = first.dtype if first is not None else None
+    # The dtype a Python number meets (a weak scalar, as in PyTorch): the first node among
+    # the operands; where's condition is none of them.
+    peer = next((a.dtype for a in (args[1:] if op.name == "where" else args)
+                 if isinstance(a, Node)), None)
     if op is _to_device:  # an explicit copy: it runs on (and writes to) the target device
         device, moves = devices.device(attrs["device"]), False
     else:
@@ -118,10 +115,16 @@ def build(op, args, attrs) -> Node:
                 "kg.constant(t.detach().numpy()) or use a kg.placeholder"), location)
         else:
             weak = None
-            if peer is not None and D.scalar_dtype(a) is not None and op.elementwise:
+            # A bool stays a bool constant (promotion gives the same dtype), so that the op
+            # still sees a bool operand where PyTorch refuses one (x - True).
+            if peer is not None and D.scalar_dtype(a) not in (None, D.bool_) \
+                    and op.elementwise:
                 weak = D.promote_with_scalar(peer, a)
-            inputs.append(constant_node(a, dtype=weak, graph=graph, location=location,
-                                        device=device))
+            try:
+                inputs.append(constant_node(a, dtype=weak, graph=graph, location=location,
+                                            device=device))
+            except D.ConversionError as e:  # x + 2**40 for an int32 x
+                raise _located(type(e)(f"{op.name}: {e}"), location) from None
     inputs = tuple(inputs)
     try:
         shape, dtype = op.infer([i.shape for i in inputs], [i.dtype for i in inputs], attrs)

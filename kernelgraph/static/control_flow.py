@@ -36,7 +36,7 @@ import numpy as np
 
 from .. import devices, trace
 from .. import dtypes as D
-from ..errors import OpError, ShapeError
+from ..errors import OpError, ShapeError, shown
 from ..graph import Graph, Node, describe_location, get_default_graph, shape_str
 from ..ops import matmul, matrix_transpose, sum_to_like, zeros_like
 from ..ops import sum as reduce_sum
@@ -621,7 +621,7 @@ def _invariants(shape_invariants, loop_vars, init, location) -> list:
             if not isinstance(inv, kind) or len(inv) != len(template) or (
                     kind is dict and set(inv) != set(template)):
                 raise ValueError("kg.while_loop: shape_invariants must have the structure "
-                                 f"of loop_vars, got {inv!r}{_where(location)}")
+                                 f"of loop_vars, got {shown(inv)}{_where(location)}")
             for key, t in (template.items() if kind is dict else enumerate(template)):
                 walk(t, inv[key])
         else:
@@ -635,7 +635,7 @@ def _invariants(shape_invariants, loop_vars, init, location) -> list:
                 inv = tuple(None if d is None or d == -1 else int(d) for d in inv)
             except TypeError:
                 raise TypeError(f"kg.while_loop: shape invariant {k} must be a list of ints "
-                                f"and None, got {inv!r}{_where(location)}") from None
+                                f"and None, got {shown(inv)}{_where(location)}") from None
             if node.shape is not None and (len(inv) != len(node.shape) or any(
                     a is not None and b is not None and a != b
                     for a, b in zip(inv, node.shape))):

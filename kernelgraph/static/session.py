@@ -5,21 +5,26 @@ one line per node, e.g. ``v3 = _k3(v0, v1)``, where ``_k3`` is the op's kernel: 
 costs one kernel call per node and nothing else. Because each line is one node, an exception
 raised inside the plan is mapped back (by its line number) to the node, its input shapes,
 and the user's line that created it. ``plan.source`` shows the generated code.
+
+Node names are the user's text: they appear only in each line's comment, escaped where they
+are not plain (:func:`kernelgraph.codegen.comment`); kernels, nodes and attribute values are
+globals bound through a :class:`kernelgraph.codegen.Namespace`, so no name runs as code. A
+plan's source stays in ``linecache`` (for tracebacks) only while the plan lives.
 """
 
 from __future__ import annotations
 
 import itertools
-import linecache
 import math
 import threading
 import time
 
 import numpy as np
 
-from .. import devices, trace
-from ..dtypes import FLOATS
-from ..errors import FailedPreconditionError, InvalidArgumentError, OpError
+from .. import codegen, devices, trace
+from ..dtypes import FLOATS, DtypeError
+from ..dtypes import convert as convert_value
+from ..errors import FailedPreconditionError, InvalidArgumentError, OpError, clipped, shown
 from ..graph import Node, describe_location, get_default_graph, shape_str
 from ..ops import add, sub
 from . import bindings, memory, passes
@@ -37,10 +42,15 @@ from .variables import (
 
 _LITERALS = (int, float, bool, str, type(None))
 _plan_ids = itertools.count()
+# Names the generated function defines or assigns itself (the stepper renames _run to
+# _steps), which no kernel made of an op's name may take.
+_RESERVED = ("_run", "_steps", "_t0", "_t1")
 
 
 def _literal(value) -> bool:
-    if isinstance(value, tuple):
+    """Whether ``repr(value)`` is a Python literal of ``value`` (exact types only: a
+    subclass's repr may be anything)."""
+    if type(value) is tuple:
         return all(_literal(v) for v in value)
     if type(value) is float and not math.isfinite(value):
         return False  # repr gives inf / nan, which are not Python literals
@@ -108,6 +118,12 @@ class Plan:
                 raise InvalidArgumentError(
                     f"You must feed a value for placeholder tensor '{n.name}' with dtype "
                     f"{n.dtype.name}{shape}\n{describe_location(n.location)}", node=n)
+            if writes_variable(n) and id(n.inputs[0]) in fed:
+                var = n.inputs[0]  # TF1: "Input 0 of node AssignSub was passed float ..."
+                raise InvalidArgumentError(
+                    f"Cannot feed variable '{var.name}' in a run that assigns it (node "
+                    f"'{n.name}' writes the variable itself, which a fed value does not "
+                    f"stand for)\n{describe_location(n.location)}", node=n)
         for n in self.order:
             if n.device is not devices.CPU:
                 _check_device(n)
@@ -115,13 +131,21 @@ class Plan:
         self.compile_seconds = time.perf_counter() - start
 
     def _generate(self, session, traced):
-        names, env, aliases = {}, {"_store": session._store, "_host": devices.to_numpy}, set()
+        # Every global of the generated function goes through `ns` (kernels named after
+        # ops, nodes, attributes): user text reaches the source only as a comment made by
+        # codegen.comment or as a repr literal, and no two objects share a name.
+        ns = codegen.Namespace(reserved=_RESERVED)
+        env = ns.env
+        for helper, value in (("_store", session._store), ("_host", devices.to_numpy),
+                              ("_check", _check_numerics), ("_copy_cuda", _device_copy),
+                              ("_now", time.perf_counter), ("_emit", trace.emit)):
+            ns.bind(helper, value)  # first, so that these names mean these helpers
+        names, aliases = {}, set()
         for i, n in enumerate(self.feed_nodes):
             names[id(n)] = f"f{i}"
             aliases.add(id(n))
         body, self.line_nodes = [], {}
         if traced:
-            env.update(_now=time.perf_counter, _emit=trace.emit)
             body.append("_t0 = _now()")
         # A traced run hands every value to listeners, who may keep it: nothing is reused.
         ufuncs = {} if traced else {id(n): u for n in self.order
@@ -139,14 +163,13 @@ class Plan:
             return fed_shapes.get(id(node), node.shape)
 
         def emit(node, line):
-            body.append(f"{line:<44} # {node.name}")
+            body.append(f"{line:<44} # {codegen.comment(node.name)}")
             self.line_nodes[len(body) + 1] = node  # +1: the def line comes first
             if checked and node.dtype in FLOATS and node.op is not no_op:
-                env[f"_n{node.seq}"], env["_check"] = node, _check_numerics
-                body.append(f"_check({names[id(node)]}, _n{node.seq})")
+                body.append(f"_check({names[id(node)]}, {ns.bind(f'_n{node.seq}', node)})")
             if traced:
-                env[f"_n{node.seq}"] = node
-                body.append(f"_t1 = _now(); _emit('node_executed', node=_n{node.seq}, "
+                body.append(f"_t1 = _now(); _emit('node_executed', "
+                            f"node={ns.bind(f'_n{node.seq}', node)}, "
                             f"mode='static', seconds=_t1 - _t0, value={names[id(node)]}); "
                             "_t0 = _now()")
 
@@ -155,47 +178,41 @@ class Plan:
                 continue  # fed
             on_cpu = n.device.type == "cpu"
             if n.op.name == "const":  # uploaded once per plan when placed on a GPU
-                v = names[id(n)] = f"c{n.seq}"
-                env[v] = n.attrs["value"] if on_cpu else devices.transfer(n.attrs["value"],
-                                                                         n.device)
+                names[id(n)] = ns.bind(f"c{n.seq}", n.attrs["value"] if on_cpu else
+                                       devices.transfer(n.attrs["value"], n.device))
                 aliases.add(id(n))
                 continue
             slot = slots.get(id(n))
             v = f"v{n.seq}" if slot is None else f"s{slot}"
             if n.op is variable_op:
-                env[f"_var{n.seq}"] = n
                 names[id(n)] = v
-                emit(n, f"{v} = _store[_var{n.seq}]")
+                emit(n, f"{v} = _store[{ns.bind(f'_var{n.seq}', n)}]")
                 aliases.add(id(n))
             elif n.op in _ASSIGNS:
                 var, value = n.inputs
-                env[f"_var{n.seq}"] = var
+                stored = f"_store[{ns.bind(f'_var{n.seq}', var)}]"
                 val = names[id(value)]
                 names[id(n)] = v
                 if id(n) in var_in_place:  # w -= delta into w's own array
-                    fn = bindings.loop_name(n, add if n.op is assign_add_op else sub)
-                    env[fn] = ufuncs[id(n)]
-                    stored = f"_store[_var{n.seq}]"
+                    fn = ns.bind(bindings.loop_name(n, add if n.op is assign_add_op else sub),
+                                 ufuncs[id(n)])
                     emit(n, f"{v} = {fn}({stored}, {val}, {stored})")
                     aliases.add(id(n))
                     continue
                 if id(value) in aliases:  # the variable gets its own array
-                    env["_copy_cuda"] = _device_copy
                     val = f"{val}.copy()" if on_cpu else f"_copy_cuda({val})"
                 if n.op is assign_op:
-                    emit(n, f"{v} = _store[_var{n.seq}] = {val}")
+                    emit(n, f"{v} = {stored} = {val}")
                 else:
                     math = add if n.op is assign_add_op else sub
-                    fn = _kernel_name(math, n.device)
-                    env[fn] = devices.forward_for(math, n.device)
-                    emit(n, f"{v} = _store[_var{n.seq}] = {fn}(_store[_var{n.seq}], {val})")
+                    fn = ns.bind(_kernel_name(math, n.device),
+                                 devices.forward_for(math, n.device))
+                    emit(n, f"{v} = {stored} = {fn}({stored}, {val})")
                 aliases.add(id(n))  # its value is the variable's own array
             elif getattr(n.op.forward, "updates", None):  # fused: w - lr * g in one kernel
                 var = n.inputs[0]
-                env[f"_var{n.seq}"] = var
-                fn = f"_{n.op.name}"
-                env[fn] = n.op.forward.ufunc
-                stored = f"_store[_var{n.seq}]"
+                stored = f"_store[{ns.bind(f'_var{n.seq}', var)}]"
+                fn = ns.bind(f"_{n.op.name}", n.op.forward.ufunc)
                 args = ", ".join([stored] + [names[id(i)] for i in n.inputs[1:]])
                 names[id(n)] = v
                 if id(n) in var_in_place:
@@ -211,27 +228,30 @@ class Plan:
                 names[id(n)] = v
                 source = in_place.get(id(n))
                 if source is not None:  # written into its dying input's array
-                    fn = bindings.loop_name(n, n.op)
-                    env[fn] = ufuncs[id(n)]
+                    fn = ns.bind(bindings.loop_name(n, n.op), ufuncs[id(n)])
                     emit(n, f"{v} = {fn}({', '.join(args)}, {names[id(source)]})")
                     continue
                 bound = None if traced else bindings.bound_call(n, args, shape_of)
                 if bound is not None:  # known shapes and dtypes: the lean kernel itself
                     fn, function, expression = bound
-                    if fn is not None:
-                        env[fn] = function
+                    if fn is not None:  # the expression is a call of fn: call it by its name
+                        expression = ns.bind(fn, function) + expression[len(fn):]
                     emit(n, f"{v} = {expression}")
                     if n.op.view and id(n.inputs[0]) in aliases:
                         aliases.add(id(n))
                     continue
-                kernel = _kernel_name(n.op, n.device)
-                env[kernel] = devices.forward_for(n.op, n.device)
+                kernel = ns.bind(_kernel_name(n.op, n.device),
+                                 devices.forward_for(n.op, n.device))
+                unnamed = {}  # attributes whose key is no plain identifier: passed by table
                 for key, value in (n.attrs or {}).items():
-                    if _literal(value):
+                    if not codegen.is_identifier(key):
+                        unnamed[key] = value
+                    elif _literal(value):
                         args.append(f"{key}={value!r}")
                     else:
-                        env[f"_a{n.seq}_{key}"] = value
-                        args.append(f"{key}=_a{n.seq}_{key}")
+                        args.append(f"{key}={ns.bind(f'_a{n.seq}_{key}', value)}")
+                if unnamed:
+                    args.append(f"**{ns.bind(f'_a{n.seq}', unnamed)}")
                 emit(n, f"{v} = {kernel}({', '.join(args)})")
                 if n.op.view and id(n.inputs[0]) in aliases:
                     aliases.add(id(n))
@@ -241,10 +261,9 @@ class Plan:
         self.names = names
         self.source = f"def _run({args}):\n" + "\n".join("    " + b for b in body) + "\n"
         filename = f"<kernelgraph plan {next(_plan_ids)}>"
-        linecache.cache[filename] = (len(self.source), None, self.source.splitlines(True),
-                                     filename)
+        codegen.register(self, filename, self.source)  # for tracebacks, while the plan lives
         self.code = compile(self.source, filename, "exec")
-        exec(self.code, env)  # noqa: S102 - our own generated code, built from op names
+        exec(self.code, env)  # noqa: S102 - generated here; user text only as escaped comments
         self.fn = env["_run"]
 
     def explain(self, error: Exception) -> Exception:
@@ -365,10 +384,18 @@ def _feed_converter(node):
             arr = value  # the hot path: a loop body fed the arrays the last iteration made
         else:
             try:
-                arr = np.asarray(value, dtype=dtype)
-            except (TypeError, ValueError) as e:
-                raise TypeError(f"Cannot feed value {value!r:.60} to '{node.name}' "
-                                f"({dtype.name}): {e}") from None
+                # Converted as TF1 converts a feed (floats truncated for an int dtype, text
+                # parsed), except that nothing is wrapped: an int out of the dtype's range,
+                # a uint64 above int64's, NaN for an int, or complex numbers are refused.
+                arr = convert_value(value, dtype, what="the fed value", parse=True)
+            except (TypeError, ValueError, OverflowError) as e:
+                # TF1's error types: ValueError for text that is no number, TypeError for
+                # an int the dtype cannot hold or a value NumPy cannot convert.
+                kind = ValueError if isinstance(e, ValueError) and not isinstance(
+                    e, DtypeError) else TypeError
+                # Quoted in brief: the message never holds the whole fed value.
+                raise kind(f"Cannot feed value {shown(value, 60)} to '{node.name}' "
+                           f"({dtype.name}): {clipped(str(e))}") from None
         if rank is not None:
             got = arr.shape
             if len(got) != rank:
@@ -447,7 +474,9 @@ class Session:
 
     # -- running ---------------------------------------------------------------------------------
     def run(self, fetches, feed_dict=None, options=None, run_metadata=None):
-        """Compute ``fetches`` given ``feed_dict`` ({placeholder or node: value})."""
+        """Compute ``fetches`` given ``feed_dict`` ({placeholder or node: value}). As in TF1
+        any node may be fed (a constant, a Variable, an intermediate): it then has the fed
+        value in this run, and what only it reads is not computed."""
         if self._closed:
             raise RuntimeError("Attempted to use a closed Session.")
         feed_keys = tuple(feed_dict) if feed_dict else ()
@@ -531,7 +560,7 @@ class Session:
             if what == "Feed":
                 raise TypeError(f"Cannot interpret feed_dict key as Tensor: Can not convert a "
                                 f"{type(x).__name__} into a Tensor.")
-            raise TypeError(f"Fetch argument {x!r} has invalid type {type(x)}, must be a "
+            raise TypeError(f"Fetch argument {shown(x)} has invalid type {type(x)}, must be a "
                             "string or Tensor. (Can not convert a "
                             f"{type(x).__name__} into a Tensor or Operation.)")
         if x.graph is not self.graph:

@@ -6,8 +6,11 @@ graph hold separate weights, as in TF1); it must be initialised before it is rea
 
 from __future__ import annotations
 
+import numpy as np
+
 from .. import dtypes as D
-from ..graph import Node, get_default_graph, user_location
+from ..errors import shown
+from ..graph import Node, describe_location, get_default_graph, user_location
 from ..ops import registry
 from ..ops.registry import define
 from .build import build, constant_node, placed
@@ -47,20 +50,49 @@ def writes_variable(node: Node) -> bool:
 def placeholder(dtype=None, shape=None, name=None) -> Node:
     """A graph input fed at run time: ``x = kg.placeholder(kg.float32, shape=[None, 784])``.
 
-    ``shape=None`` accepts any shape; ``None`` inside a shape accepts any size for that dim.
+    ``shape=None`` accepts any shape; ``None`` (or -1) inside a shape accepts any size for
+    that dim; a single int is a 1-d shape (``shape=3`` is ``[3]``), as in TF1. Anything else
+    (a float, a string, a bool, a negative size) is refused with TF1's words.
     """
     dt = D.as_dtype(dtype)
+    location = user_location(2)
     if shape is not None:
         try:
-            shape = tuple(None if d is None or d == -1 else int(d) for d in shape)
-        except TypeError:
-            raise TypeError(f"placeholder shape must be a list of ints or None, got "
-                            f"{shape!r}") from None
-        if any(d is not None and d < 0 for d in shape):
-            raise ValueError(f"placeholder shape {shape} has a negative dimension")
+            shape = _shape_of(shape)
+        except (TypeError, ValueError) as e:
+            where = f"\n{describe_location(location)}" if location is not None else ""
+            raise type(e)(f"placeholder: Error converting shape to a TensorShape: {e}{where}"
+                          ) from None
     graph = get_default_graph()
     return graph.add_node(placeholder_op, (), {"shape": shape}, shape, dt, name or "Placeholder",
-                          user_location(2))
+                          location)
+
+
+def _shape_of(shape) -> tuple:
+    """A placeholder's ``shape`` as a tuple of ints and Nones, by TF1's TensorShape rules."""
+    if _is_dim(shape) or not (isinstance(shape, str | bytes) or hasattr(shape, "__iter__")):
+        shape = (shape,)  # one dimension (a float among them is refused below)
+    elif isinstance(shape, str | bytes):
+        text = shown(shape, 40)
+        raise TypeError(f"Failed to convert '{text}' to a shape: '{text}' could not be "
+                        "converted to a dimension. A shape should either be single dimension "
+                        "(e.g. 10), or an iterable of dimensions (e.g. [1, 10, None]).")
+    dims = []
+    for d in shape:
+        if d is None or (_is_dim(d) and int(d) == -1):  # -1: unknown, as None
+            dims.append(None)
+        elif _is_dim(d):
+            if d < 0:
+                raise ValueError(f"Dimension {int(d)} must be >= 0.")
+            dims.append(int(d))
+        else:
+            raise TypeError(f"Dimension value must be integer or None or have an __index__ "
+                            f"method, got value '{shown(d, 40)}' with type '{type(d)}'.")
+    return tuple(dims)
+
+
+def _is_dim(d) -> bool:
+    return hasattr(d, "__index__") and not isinstance(d, bool | np.bool_ | np.ndarray)
 
 
 def constant(value, dtype=None, shape=None, name=None) -> Node:

@@ -41,6 +41,7 @@ import numpy as np
 
 from .. import trace
 from ..eager import EagerNode, Tensor
+from ..errors import shown
 from ..graph import Graph, Node, shape_str
 from .gradmap import gradient_scope, replay, static_gradient_map
 from .summary import format_location, norm, summarize
@@ -159,7 +160,7 @@ def flatten_fetches(fetches, graph: Graph | None = None) -> list[Node]:
                 walk(x)
         elif isinstance(f, str):
             if graph is None:
-                raise TypeError(f"the fetch name {f!r} needs a graph to be looked up in")
+                raise TypeError(f"the fetch name {shown(f)} needs a graph to be looked up in")
             out.append(graph.get_node(f))
         elif isinstance(f, Node) and not isinstance(f, EagerNode):
             out.append(f)

@@ -240,7 +240,7 @@ def _configs(sweep: str, values: Sequence, config: dict | None) -> list[dict]:
     for k, v in (config or {}).items():
         base[_ALIASES.get(k, k)] = v
     if sweep not in base:
-        raise ValueError(f"unknown sweep {sweep!r}; expected one of "
+        raise ValueError(f"unknown sweep {kg.errors.shown(sweep)}; expected one of "
                          f"{', '.join(k for k in DEFAULT_CONFIG if k != 'seed')}")
     return [{**base, sweep: v, "_sweep": sweep} for v in values]
 

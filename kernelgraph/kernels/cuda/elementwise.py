@@ -20,6 +20,7 @@ operands cast to the compute dtype first, Python numbers as 1-element device arr
 from __future__ import annotations
 
 import functools
+import keyword
 
 import numpy as np
 from numba import cuda
@@ -195,6 +196,11 @@ def nary_kernel_source(arity: int, fn: str = "f", cache: bool = True) -> str:
     """
     if arity < 1:
         raise ValueError(f"a kernel needs at least one operand, got arity {arity}")
+    if not (isinstance(fn, str) and fn.isascii() and fn.isidentifier()
+            and not keyword.iskeyword(fn)):
+        # fn is pasted into the source as a name: nothing else may get there.
+        raise ValueError(f"fn must be the name of a Python function (an ASCII identifier), "
+                         f"got {type(fn).__name__} {str(fn)[:40]!r}")
     a = [f"a{j}" for j in range(arity)]
     ks = [f"k{j}" for j in range(arity)]
     ss = [f"s{j}" for j in range(arity)]
@@ -319,7 +325,7 @@ def _has_negative(y) -> bool:
     return bool(flag.copy_to_host()[0])
 
 
-_pow_map = binary(cpu._pow, E._arith)
+_pow_map = binary(cpu._pow, E._POW_RULE)
 
 
 def pow(x, y):  # noqa: A001 - the op's name
@@ -327,8 +333,8 @@ def pow(x, y):  # noqa: A001 - the op's name
     for v in (x, y):
         _check_operand(v)
     if _is_int(x) and _is_int(y) and _has_negative(y):
-        raise ValueError("Integers to negative integer powers are not allowed; cast the base "
-                         "to a float dtype first")
+        raise E.IntegerPowerError("Integers to negative integer powers are not allowed. Cast "
+                                  "the base to a float dtype first.")
     return _pow_map(x, y)
 
 
@@ -340,7 +346,7 @@ def where(cond, x, y):
     """x where cond (cast to bool, as NumPy does) else y, broadcasting all three."""
     if not isinstance(cond, _NUMBERS):
         check_device_array(cond)
-    cd = E._arith(operand_dtype((x, y)))
+    cd = operand_dtype((x, y))  # bools stay bool, as on the CPU
     if isinstance(cond, _NUMBERS):
         c = core.scalar_array(bool(cond), D.bool_)
     else:
@@ -387,25 +393,35 @@ def _sign_sim(a):
 
 
 _sign = _sign_sim if core.SIMULATOR else cpu._sign
-_arith, _floating, _any = E._arith, E._floating, E._any
+_arith, _floating, _any, _logical = E._arith, E._floating, E._any, E._logical
+_sub_map = binary(cpu._sub, _arith)
 
+
+def sub(x, y):
+    """x - y; a bool operand is refused, as on the CPU (PyTorch's rule)."""
+    E.check_sub((x, y))
+    return _sub_map(x, y)
+
+
+# The compute rules are the CPU ops' (kernelgraph.ops.elementwise), so both devices give
+# the same dtypes and refuse the same bools.
 FORWARDS = {
-    "add": binary(cpu._add, _arith),
-    "sub": binary(cpu._sub, _arith),
-    "mul": binary(cpu._mul, _arith),
+    "add": binary(cpu._add, _logical),
+    "sub": sub,
+    "mul": binary(cpu._mul, _logical),
     "div": binary(cpu._div, _floating),
     "pow": pow,
-    "maximum": binary(cpu._maximum, _arith),
-    "minimum": binary(cpu._minimum, _arith),
-    "neg": unary(cpu._neg, _arith),
+    "maximum": binary(cpu._maximum, _logical),
+    "minimum": binary(cpu._minimum, _logical),
+    "neg": unary(cpu._neg, E._NEG_RULE),
     "exp": unary(cpu._exp, _floating),
     "log": unary(cpu._log, _floating),
     "sqrt": unary(cpu._sqrt, _floating),
     "tanh": unary(cpu._tanh, _floating),
     "sigmoid": unary(cpu._sigmoid, _floating),
-    "relu": unary(cpu._relu, _arith),
-    "abs": unary(cpu._abs, _arith),
-    "sign": unary(_sign, _arith),
+    "relu": unary(cpu._relu, E._RELU_RULE),
+    "abs": unary(cpu._abs, E._ABS_RULE),
+    "sign": unary(_sign, _logical),
     "tanh_grad": binary(cpu._tanh_grad, _floating),
     "sigmoid_grad": binary(cpu._sigmoid_grad, _floating),
     "relu_grad": binary(cpu._relu_grad, _arith),

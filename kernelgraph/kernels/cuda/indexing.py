@@ -301,7 +301,8 @@ def _clip(x, lo, hi, has_lo, has_hi, out):
 
 def clip(x, min=None, max=None):  # noqa: A002 - the CPU forward's (torch.clamp's) names
     """CUDA ``clip``: x limited to ``[min, max]`` (either may be None; Python numbers)."""
-    I._clip_infer([x.shape], [x.dtype], {"min": min, "max": max})
+    _, dtype = I._clip_infer([x.shape], [D.as_dtype(x.dtype)], {"min": min, "max": max})
+    x = core.astype(x, dtype)  # promoted with the bounds first, as the CPU forward does
     cast = x.dtype.type  # bounds in x's dtype, converted exactly as the CPU forward does
     zero = cast(0)
     out = core.empty(x.shape, x.dtype)

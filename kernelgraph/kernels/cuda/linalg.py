@@ -35,6 +35,7 @@ from numba import cuda
 
 from ... import dtypes as D
 from ...ops.elementwise import _arith
+from ...ops.linalg import _refuse_bools
 from .. import cpu
 from . import core
 
@@ -215,7 +216,8 @@ def gemm(a, b, trans_a: bool = False, trans_b: bool = False):
 
 def matmul(a, b):
     """CUDA forward of ``matmul``: ``a @ b`` for rank >= 2 with broadcast batch dims, dtypes
-    promoted as the CPU forward does (bool computes as int64)."""
+    promoted as the CPU forward does (bools are refused, as in PyTorch)."""
+    _refuse_bools(a.dtype, b.dtype)
     dt = _arith(D.promote(D.as_dtype(a.dtype), D.as_dtype(b.dtype)))
     return gemm(core.astype(a, dt), core.astype(b, dt))
 

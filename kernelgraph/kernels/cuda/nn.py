@@ -149,6 +149,12 @@ def _softmax_like(x, axis, log: bool):
     if x.ndim == 0:
         raise ValueError("softmax needs a tensor of rank >= 1")
     shape = tuple(x.shape)
+    if axis is None:
+        axis = -1  # the last, as TF1's softmax
+    elif not isinstance(axis, int | np.integer) or isinstance(axis, bool | np.bool_):
+        # the CPU forward's words (ops/shapes.py axis_arg, a floor above this one)
+        raise TypeError(f"{'log_softmax' if log else 'softmax'}(): argument 'axis' must be "
+                        f"int, not {type(axis).__name__}")
     ax = normalize_axes(axis, x.ndim)[0]
     length = shape[ax]
     inner = math.prod(shape[ax + 1:])

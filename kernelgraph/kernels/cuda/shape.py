@@ -26,12 +26,19 @@ def _stand_in(shape) -> np.ndarray:
 
 
 def reshape(x, shape):
-    """Same elements, new shape (one dim may be -1); a view of ``x``, as on the CPU."""
+    """Same elements, new shape (one dim may be -1); a view of ``x``, as ``np.reshape`` is
+    on the CPU (NumPy's rules and errors: the gradient ops' reshapes)."""
     E.check_device_array(x)
     target = _stand_in(x.shape).reshape(S._norm_shape(shape)).shape
     if x.size == 0:  # nothing to view; numba's reshape need not handle empty arrays
         return core.empty(target, x.dtype)
     return x.reshape(target)
+
+
+def reshape_op(x, shape):
+    """CUDA forward of ``reshape``: the CPU forward's (PyTorch's) rules and errors."""
+    E.check_device_array(x)
+    return reshape(x, S.reshape_target(shape, tuple(x.shape)))
 
 
 def reshape_like(x, like):
@@ -84,7 +91,7 @@ def broadcast_to(x, shape):
 
 
 FORWARDS = {
-    "reshape": reshape,
+    "reshape": reshape_op,
     "reshape_like": reshape_like,
     "transpose": transpose,
     "matrix_transpose": matrix_transpose,

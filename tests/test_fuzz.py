@@ -9,7 +9,8 @@ families) over them. Each case must give the NumPy oracle's answer (values, shap
 dtype) or a clear error, the same bits in eager and static mode (placeholders and
 constants, raw NumPy arrays too; a fed input or step winning over what computes it), the
 same answer on the CUDA device, and the same gradients from ``backward()`` and
-``kg.gradients``. See tests/fuzzing.py for the oracle.
+``kg.gradients``. See tests/fuzzing.py for the harness and tests/fuzz_oracle.py for the
+oracle.
 
 Cases run in one worker process per test module (tests/fuzzing.py's :class:`Worker`): a
 segfault or a hang fails the case that caused it, named as a program to paste, and the next
@@ -18,15 +19,13 @@ case gets a new worker. ``HYPOTHESIS_PROFILE=thorough`` draws more cases.
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-sys.path.insert(0, str(Path(__file__).parent))
-import fuzzing  # noqa: E402 - tests/ on the path first, as for labdriver
+from tests import fuzzing
+from tests.fuzz_inputs import ingestion_cases
+from tests.fuzz_programs import programs, render
 
 
 @pytest.fixture(scope="module")
@@ -57,8 +56,8 @@ def report(case: dict, findings: list) -> str:
         "raw" if any("/raw/" in m for m in modes) else \
         "mixed" if any("/mixed/" in m for m in modes) else "eager"
     device = "cuda" if any(m.endswith("cuda") for m in modes) else "cpu"
-    program = fuzzing.render(case, mode, device) if case["steps"] else \
-        fuzzing.render(case, "eager")
+    program = render(case, mode, device) if case["steps"] else \
+        render(case, "eager")
     return (f"{len(findings)} finding(s):\n" + "\n".join(findings) +
             f"\n\nThe case ({mode}, {device}):\n{program}")
 
@@ -68,45 +67,45 @@ def batches(strategy, size=3):
     return st.lists(strategy, min_size=size, max_size=size)
 
 
-@given(case=fuzzing.ingestion_cases())
+@given(case=ingestion_cases())
 def test_odd_inputs_are_taken_exactly_or_refused(worker, case):
     """kg.tensor, kg.constant and fed placeholders keep an odd array's values exactly, in a
     kernelgraph dtype of the same kind, or refuse it naming its dtype."""
     check(worker, case)
 
 
-@given(case=fuzzing.ingestion_cases(cuda=True))
+@given(case=ingestion_cases(cuda=True))
 def test_odd_inputs_reach_the_cuda_device_exactly_or_are_refused(worker, case):
     check(worker, case)
 
 
-@given(cases=batches(fuzzing.programs(("elementwise",))))
+@given(cases=batches(programs(("elementwise",))))
 def test_elementwise_programs(worker, cases):
     check(worker, cases)
 
 
-@given(cases=batches(fuzzing.programs(("reduce", "elementwise"))))
+@given(cases=batches(programs(("reduce", "elementwise"))))
 def test_reduction_programs(worker, cases):
     check(worker, cases)
 
 
-@given(cases=batches(fuzzing.programs(("shape", "reduce"))))
+@given(cases=batches(programs(("shape", "reduce"))))
 def test_shape_and_indexing_programs(worker, cases):
     check(worker, cases)
 
 
-@given(cases=batches(fuzzing.programs(("nn",))))
+@given(cases=batches(programs(("nn",))))
 def test_nn_programs(worker, cases):
     """matmul, the softmax family, pooling and conv2d over odd inputs."""
     check(worker, cases)
 
 
-@given(cases=batches(fuzzing.programs()))
+@given(cases=batches(programs()))
 def test_mixed_programs(worker, cases):
     check(worker, cases)
 
 
-@given(cases=batches(fuzzing.programs(max_steps=3, cuda=True, entries=())))
+@given(cases=batches(programs(max_steps=3, cuda=True, entries=())))
 def test_programs_on_cuda(worker, cases):
     """The same programs on the CUDA device (numba's simulator without a GPU: small)."""
     check(worker, cases)

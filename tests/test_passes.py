@@ -23,7 +23,7 @@ def test_each_pass_does_its_part_and_the_graph_is_untouched():
         x = kg.placeholder(kg.float64, shape=[None, 3], name="x")
         k = kg.exp(kg.constant(1.0, kg.float64)) * 2.0  # constant: folded
         a = kg.transpose(kg.transpose(x * k))  # transposes cancel
-        b = (a - 0.0) * 1.0 / 1.0 + 0.0  # identities
+        b = (a - 0.0) * 1.0 / 1.0 + (-0.0)  # identities (x + 0.0 is not one: -0.0 + 0.0 = 0.0)
         c = kg.tanh(x * k)  # the same as a's inner product: merged
         kg.sqrt(x)  # not fetched
     snapshot = [(n.name, tuple(i.name for i in n.inputs)) for n in g.nodes]
@@ -53,11 +53,14 @@ def test_identities_that_would_change_the_result_stay():
         wider = x * kg.constant(np.ones((2, 3), np.float32))  # broadcasts: a new shape
         doubled = x * kg.constant(np.float64(1.0), dtype=kg.float64)  # a new dtype
         u = kg.placeholder(kg.float32)
-        unknown = u + 0.0  # unknown shape: not provably the same
+        unknown = u + (-0.0)  # unknown shape: not provably the same
+        plus_zero = x + 0.0  # -0.0 + 0.0 is 0.0: not x's bits
+        minus_negative_zero = x - (-0.0)  # the same sum
+    fetches = [wider, doubled, unknown, plus_zero, minus_negative_zero]
     with kg.Session(g) as sess:
-        e = sess.explain([wider, doubled, unknown], feed_dict={x: None, u: None})
+        e = sess.explain(fetches, feed_dict={x: None, u: None})
     assert next(r for r in e.passes if r.name == "simplify").changes == []
-    assert {n.op.name for n in e.after} >= {"mul", "add"}
+    assert {n.op.name for n in e.after} >= {"mul", "add", "sub"}
 
 
 def test_stateful_and_random_nodes_are_never_folded_or_merged():

@@ -77,9 +77,19 @@ def _xent_infer(shapes_, dtypes, attrs):
     return (sl[0] if sl is not None else None,), _floating(dtypes[0])
 
 
+def no_rows(logits, labels) -> bool:
+    """Whether ``logits`` is a batch of no rows with its (0,) integer labels: its loss is
+    empty, and its gradient too, even over no classes (PyTorch's; only labels need a class
+    to fall in)."""
+    return (len(logits.shape) == 2 and logits.shape[0] == 0 and tuple(labels.shape) == (0,)
+            and labels.dtype.kind in "iu")
+
+
 def _xent_forward(logits, labels):
-    return cpu.sparse_softmax_cross_entropy(_to(logits, _floating(logits.dtype)),
-                                            np.asarray(labels))
+    logits, labels = _to(logits, _floating(logits.dtype)), np.asarray(labels)
+    if no_rows(logits, labels):
+        return np.empty(0, logits.dtype)
+    return cpu.sparse_softmax_cross_entropy(logits, labels)
 
 
 def _xent_grad(g, out, needs, attrs, logits, labels):
@@ -87,8 +97,11 @@ def _xent_grad(g, out, needs, attrs, logits, labels):
 
 
 def _xent_grad_forward(logits, labels, g):
-    return cpu.sparse_softmax_cross_entropy_grad(_to(logits, _floating(logits.dtype)),
-                                                 np.asarray(labels), g)
+    logits, labels = _to(logits, _floating(logits.dtype)), np.asarray(labels)
+    if no_rows(logits, labels):  # g broadcast against (0, 1), as the kernel's wrapper does
+        return np.multiply(np.empty(logits.shape, logits.dtype), np.reshape(g, (-1, 1)),
+                           dtype=logits.dtype)
+    return cpu.sparse_softmax_cross_entropy_grad(logits, labels, g)
 
 
 def _no_second_derivative(gg, out, needs, attrs, *inputs):
@@ -99,7 +112,8 @@ def _no_second_derivative(gg, out, needs, attrs, *inputs):
 softmax_cross_entropy = define(
     "softmax_cross_entropy", _xent_forward, _xent_infer, _xent_grad,
     doc="Per-example -log softmax(logits)[label] for logits (batch, classes) and integer "
-        "labels (batch,): TF1's sparse_softmax_cross_entropy_with_logits.")
+        "labels (batch,): TF1's sparse_softmax_cross_entropy_with_logits. A batch of no rows "
+        "gives an empty loss (PyTorch's reduction='none').")
 softmax_cross_entropy_grad = define(
     "softmax_cross_entropy_grad", _xent_grad_forward,
     lambda s, d, attrs: (s[0], _floating(d[0])), _no_second_derivative,
@@ -108,7 +122,7 @@ softmax_cross_entropy_grad = define(
 
 def cross_entropy(logits, labels):
     """Mean softmax cross-entropy of ``logits`` (batch, classes) against integer ``labels``,
-    as ``torch.nn.functional.cross_entropy``.
+    as ``torch.nn.functional.cross_entropy`` (NaN for a batch of no rows, as there).
 
     >>> import kernelgraph as kg
     >>> loss = kg.cross_entropy(kg.tensor([[2.0, 0.0], [0.0, 2.0]]), kg.tensor([0, 1]))

@@ -95,3 +95,32 @@ def axes_arg(axis, what: str, rank: int | None = None):
                 raise ShapeError(f"{what}: axis {k} appears multiple times in the list of axes")
             seen.add(k)
     return axes
+
+
+def nonempty_reduction(shape, axis, what: str, normalize: bool = False) -> None:
+    """Refuse a reduction with no identity (max, argmax) that would reduce an empty
+    dimension, in PyTorch's words; an empty tensor reduced over non-empty dimensions has a
+    value, an empty one (``max`` of a (0, 3) tensor over axis 1 has shape (0,)). Axes are
+    checked in the order given (``normalize``: named as non-negative, as PyTorch's argmax
+    names them); unknown dims (``None``) are checked when they are known.
+
+    >>> nonempty_reduction((0, 3), 1, "max")
+    >>> nonempty_reduction((0, 3), (1, -2), "max")
+    Traceback (most recent call last):
+      ...
+    kernelgraph.errors.ShapeError: max(): Expected reduction axis -2 to have non-zero size \
+(the max of no elements is undefined; input shape (0, 3))
+    """
+    if shape is None:
+        return
+    context = f" (the {what} of no elements is undefined; input shape {shape_str(shape)})"
+    if axis is None:
+        if 0 in shape:
+            raise ShapeError(f"{what}(): Expected reduction axis to be specified for "
+                             f"input.numel() == 0{context}")
+        return
+    rank = max(len(shape), 1)
+    for a in (axis,) if _is_int(axis) else axis:
+        if len(shape) and shape[a % rank] == 0:
+            raise ShapeError(f"{what}(): Expected reduction axis {a % rank if normalize else a}"
+                             f" to have non-zero size{context}")

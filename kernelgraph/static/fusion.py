@@ -356,6 +356,9 @@ def fuse(program, fetched_ids: set) -> tuple[list, list, list]:
             groups.setdefault(root, []).append(n)
     replaced, changes, nodes = {}, [], []
     for n in program.nodes:  # in order, so every leaf is already rewired when it is read
+        if id(n) in program.feeds:  # the run's input as it is: a rewired copy is no feed
+            nodes.append(n)
+            continue
         members = groups.get(group_of.get(id(n)), ())
         if len(members) < 2:
             new = _rewired(n, replaced)

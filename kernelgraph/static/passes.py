@@ -326,9 +326,22 @@ def fold_constants(program: Program) -> tuple[Program, list]:
     return _rewrite(program, rule)
 
 
-def _is_filled(n: Node, fill, feeds) -> bool:
-    v = _const_value(n, feeds)
-    return v is not None and v.size >= 1 and bool(np.all(v == fill))
+def _is_identity(c: Node, op: str, dtype, feeds) -> bool:
+    """Whether the constant ``c`` (unfed, not empty) is an identity of ``op`` that keeps
+    every bit of every value of the result's ``dtype``: 1 for ``*`` and ``/``; 0 for ``+``
+    and ``-`` on integers and bools. Float zeros need their sign: IEEE makes -0.0 + 0.0 =
+    +0.0, so only ``x + -0.0`` and ``x - 0.0`` give x back for every x, -0.0 included."""
+    v = _const_value(c, feeds)
+    if v is None or v.size == 0:
+        return False
+    if op in ("mul", "div"):
+        return bool(np.all(v == 1))
+    if not np.all(v == 0):
+        return False
+    if np.dtype(dtype).kind != "f":
+        return True
+    negative = np.signbit(v)
+    return bool(np.all(negative)) if op == "add" else not np.any(negative)
 
 
 def _same_result(n: Node, x: Node) -> bool:
@@ -361,25 +374,22 @@ def _perm(n: Node) -> tuple | None:
 
 
 def _simplified(n: Node, feeds=frozenset()):
-    """The node ``n`` reduces to by one algebraic identity, or None. A fed constant is not
-    a constant (``x * one`` with ``one`` fed 3 stays)."""
+    """The node ``n`` reduces to by one algebraic identity that changes no bit of any
+    value, or None. A fed constant is not a constant (``x * one`` with ``one`` fed 3
+    stays), and a fed node is not its op (``-y`` with ``y = -x`` fed stays)."""
     op, ins = n.op.name, n.inputs
     candidates = []
-    if op == "mul":
-        candidates = [ins[0] for c in [ins[1]] if _is_filled(c, 1, feeds)] + \
-                     [ins[1] for c in [ins[0]] if _is_filled(c, 1, feeds)]
-    elif op == "add":
-        candidates = [ins[0] for c in [ins[1]] if _is_filled(c, 0, feeds)] + \
-                     [ins[1] for c in [ins[0]] if _is_filled(c, 0, feeds)]
+    if op in ("mul", "add"):
+        candidates = [ins[0] for c in [ins[1]] if _is_identity(c, op, n.dtype, feeds)] + \
+                     [ins[1] for c in [ins[0]] if _is_identity(c, op, n.dtype, feeds)]
     elif op in ("sub", "div"):
-        candidates = [ins[0] for c in [ins[1]]
-                      if _is_filled(c, 0 if op == "sub" else 1, feeds)]
-    elif op == "neg" and ins[0].op.name == "neg":
+        candidates = [ins[0] for c in [ins[1]] if _is_identity(c, op, n.dtype, feeds)]
+    elif op == "neg" and ins[0].op.name == "neg" and id(ins[0]) not in feeds:
         candidates = [ins[0].inputs[0]]
     elif op in ("identity", "reshape", "broadcast_to", "cast", "sum_to_like",
                 "broadcast_like"):
         candidates = [ins[0]]  # kept only when nothing changes (checked below)
-    elif op == "transpose" and ins[0].op.name == "transpose":
+    elif op == "transpose" and ins[0].op.name == "transpose" and id(ins[0]) not in feeds:
         inner, outer = _perm(ins[0]), _perm(n)
         if inner is not None and outer is not None and \
                 tuple(inner[a] for a in outer) == tuple(range(len(outer))):
@@ -391,10 +401,11 @@ def _simplified(n: Node, feeds=frozenset()):
 
 
 def simplify(program: Program) -> tuple[Program, list]:
-    """Algebraic identities: ``x*1``, ``x+0``, ``x-0``, ``x/1``, ``--x``, a transpose undone
-    by a transpose, and identity / reshape / cast / broadcast_to / sum_to_like that change
-    nothing become ``x`` (only where ``x`` has the very shape, dtype and device of the
-    result)."""
+    """Algebraic identities that keep every bit: ``x*1``, ``x/1``, ``x-0.0``, ``x+(-0.0)``
+    (on integers and bools, any zero: a float ``x + 0.0`` turns -0.0 into 0.0, so it
+    stays), ``--x``, a transpose undone by a transpose, and identity / reshape / cast /
+    broadcast_to / sum_to_like that change nothing become ``x`` (only where ``x`` has the
+    very shape, dtype and device of the result)."""
     def rule(n, changes):
         if not _rewritable(n) or not n.inputs:
             return None

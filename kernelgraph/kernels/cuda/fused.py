@@ -25,6 +25,7 @@ import numpy as np
 
 from . import core
 from . import elementwise as E
+from .simulator import use_gpu_math
 
 __all__ = ["FusedCudaKernel", "keep"]
 
@@ -86,6 +87,7 @@ class FusedCudaKernel:
                  leaf_dtypes: tuple, out_dtype):
         self.key = key
         self.source = source
+        use_gpu_math(kernels[0])  # under the simulator: exp(1000) is inf, as on a GPU
         self.kernels = kernels  # (flat, strided), as elementwise.launch_map takes them
         self.members = members
         self.leaf_dtypes = tuple(np.dtype(d) for d in leaf_dtypes)

@@ -18,6 +18,8 @@ import ctypes.util
 import os
 import platform
 
+import pytest
+
 
 def _has_nvidia_driver() -> bool:
     return os.path.exists("/dev/nvidiactl") or ctypes.util.find_library("cuda") is not None
@@ -29,3 +31,13 @@ if not _has_nvidia_driver():
 if platform.machine() in ("x86_64", "AMD64"):
     os.environ.setdefault("OPENBLAS_CORETYPE", "Haswell")
     os.environ.setdefault("NPY_DISABLE_CPU_FEATURES", "X86_V4 AVX512_ICL AVX512_SPR")
+
+
+@pytest.fixture(autouse=True)
+def _kernelgraph_warning_filters():
+    """kernelgraph adds its warnings filters when first imported (kernels/cpu.py
+    ``ignore_fp_warnings``), but pytest collects modules inside ``warnings.catch_warnings()``,
+    which drops filters added there: each test gets them back, as a user's session has them."""
+    from kernelgraph.kernels.cpu import ignore_fp_warnings
+
+    ignore_fp_warnings()

@@ -149,18 +149,22 @@ def _refuse_kind(arr: np.ndarray, what: str):
 
 
 def _python_int_out_of_range(value):
-    """The first Python int in nested lists ``value`` that int64 cannot hold, else None."""
-    stack = [value]
+    """(the first Python int in nested lists ``value`` that int64 cannot hold, else None;
+    whether ``value`` holds a float)."""
+    stack, big, floats = [value], None, False
     while stack:
         v = stack.pop()
-        if type(v) is int and not -_INT64_LIMIT <= v < _INT64_LIMIT:
-            return v
-        if isinstance(v, list | tuple):
+        if type(v) is int:
+            if big is None and not -_INT64_LIMIT <= v < _INT64_LIMIT:
+                big = v
+        elif isinstance(v, float | np.floating):
+            floats = True
+        elif isinstance(v, list | tuple):
             stack.extend(v)
-    return None
+    return big, floats
 
 
-def _from_python(value, what: str) -> np.ndarray:
+def _from_python(value, what: str, to_float: bool = False) -> np.ndarray:
     try:
         arr = np.array(value)
     except (ValueError, TypeError) as e:
@@ -168,12 +172,22 @@ def _from_python(value, what: str) -> np.ndarray:
                               f"numbers with equal lengths: {e}") from None
     kind = arr.dtype.kind
     # A Python int beyond int64 makes NumPy choose uint64 or objects, or, next to other
-    # ints, float64: rounded in silence. PyTorch refuses it ("Overflow when unpacking").
+    # ints, float64: rounded in silence. PyTorch refuses it ("Overflow when unpacking")
+    # where the data are integers, and rounds it to the float dtype where a float is among
+    # them (``[2.5, 2**70]``) or a float dtype is asked for, as it rounds any float.
     if kind in "uO" or (kind == "f" and arr.size and not np.abs(arr).max() < _FLOAT_LIMIT):
-        big = _python_int_out_of_range(value)
-        if big is not None:
-            raise ConversionError(f"{what}: the Python int {big} does not fit int64, the "
-                                  f"widest integer dtype (Overflow when unpacking long long)")
+        big, floats = _python_int_out_of_range(value)
+        if big is not None and (floats or to_float):
+            try:
+                return np.array(value, dtype=float64)
+            except OverflowError:
+                raise ConversionError(f"{what}: the Python int {shown(big)} is beyond every "
+                                      "float dtype (int too large to convert to float)") from None
+            except (ValueError, TypeError):
+                pass  # not numbers only: refused below, naming what is not a number
+        elif big is not None:
+            raise ConversionError(f"{what}: the Python int {shown(big)} does not fit int64, "
+                                  "the widest integer dtype (Overflow when unpacking long long)")
     if kind == "O":
         bad = next((v for v in arr.flat if not isinstance(v, int | float | bool | np.number)),
                    None)
@@ -220,7 +234,10 @@ def convert(value, dtype=None, *, what: str = "kg.tensor", parse: bool = False) 
     kernelgraph keeps it, else takes the kept dtype of its kind that holds every value
     exactly (:func:`kept_dtype`), and uint64 values above int64's range, Python ints beyond
     int64, complex numbers, text, objects and dates are refused with a
-    :class:`ConversionError` naming the value's dtype and what was expected.
+    :class:`ConversionError` naming the value's dtype and what was expected. Python data
+    holding a float are floats, as in PyTorch: a big Python int among them (``[2.5,
+    2**70]``) is rounded to the float dtype like any float, and so it is when a float dtype
+    is asked for.
 
     With ``dtype`` (an explicit request, a placeholder's or a Variable's dtype), values are
     converted as PyTorch's ``torch.tensor(data, dtype=...)`` and TF1's ``feed_dict``
@@ -243,7 +260,10 @@ without overflow: 9223372036854775809 (uint64)
             and (dtype is None or dtype is _DEFAULTS[t]):
         return np.array(value, _DEFAULTS[t])  # a Python number: its kind's default dtype
     python = not isinstance(value, np.ndarray | np.generic)
-    arr = _from_python(value, what) if python and not parse else np.asarray(value)
+    if python and not parse:
+        arr = _from_python(value, what, dtype is not None and as_dtype(dtype).kind == "f")
+    else:
+        arr = np.asarray(value)
     kind = arr.dtype.kind
     if kind not in "biuf" and not (parse and kind in "USO"):
         _refuse_kind(arr, what)
@@ -265,3 +285,37 @@ without overflow: 9223372036854775809 (uint64)
     if kind == "f" and arr.dtype.itemsize > 8 and target in FLOATS:
         _check_exact_float(arr, out, what)
     return out
+
+
+def operand(arr: np.ndarray, op: str = "", position: int = 0) -> np.ndarray:
+    """A NumPy array handed straight to an op (``kg.sum(array)``, ``kg.add(tensor,
+    array)``), as the op reads it: the array itself where kernelgraph keeps its dtype in the
+    machine's byte order (callers check that first, one dtype check: gradient rules hand the
+    engine's own arrays through them), else converted as :func:`convert` converts it for
+    ``kg.tensor`` (float16 -> float32, int16 -> int64, '>f8' -> float64 ...) or refused the
+    same way, naming the op and the argument's ``position`` (0-based).
+
+    >>> operand(np.array([32767, 1], np.int16), "sum").dtype.name
+    'int64'
+    """
+    dt = arr.dtype
+    if id(dt) in _CANONICAL:
+        return arr
+    if dt.isnative and dt in SUPPORTED:  # an equal dtype object of its own (unpickled)
+        return arr.view(as_dtype(dt))
+    return convert(arr, what=f"{op}(): argument {position + 1}" if op else "an operand")
+
+
+def scalar_overflow(value: int, dtype: np.dtype, op: str) -> ConversionError:
+    """The error for a Python int meeting an integer tensor whose dtype cannot hold it
+    (``int32_tensor > 2**31``): refused, where NumPy raises OverflowError and PyTorch and
+    TF1 wrap arithmetic in silence."""
+    return ConversionError(f"{op}: the Python int {shown(value)} does not fit the tensor's "
+                           f"dtype {np.dtype(dtype).name} (value cannot be converted to type "
+                           f"{np.dtype(dtype).name} without overflow)")
+
+
+def int_beyond(values, dtype: np.dtype):
+    """The first Python int among ``values`` that integer ``dtype`` cannot hold, else None."""
+    info = np.iinfo(dtype)
+    return next((v for v in values if type(v) is int and not info.min <= v <= info.max), None)

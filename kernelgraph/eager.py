@@ -28,8 +28,8 @@ import numpy as np
 from . import autodiff, devices, operators, trace
 from . import dtypes as D
 from . import ops as O
-from .errors import ShapeError, shown
-from .graph import Node, _sequence, shape_str, user_location
+from .errors import shown
+from .graph import Node, _sequence, user_location
 from .ops import registry
 from .ops.products import Sink, Stacker
 from .ops.shape import size_arg, swapped_axes
@@ -374,10 +374,12 @@ def tensor(data, dtype=None, requires_grad: bool = False, device=None) -> Tensor
     converted only exactly: float16 to float32, int8/int16/uint8/uint16/uint32 to int64,
     byte-swapped arrays to native order, uint64 to int64 when every value fits. What cannot
     be held exactly (an int beyond int64, complex numbers, text, objects, dates) raises
-    :class:`kernelgraph.dtypes.ConversionError`. An explicit ``dtype`` converts as PyTorch
-    does (floats truncated toward zero for an integer dtype, nonzero is True), except that an
-    integer out of the dtype's range, or a NaN or infinity for an integer dtype, is refused
-    for arrays too (PyTorch wraps an array's values in silence). See
+    :class:`kernelgraph.dtypes.ConversionError`; a list holding a float is read as floats,
+    a big int among them too (``kg.tensor([2.5, 2**70])`` is float32, as in PyTorch). An
+    explicit ``dtype`` converts as PyTorch does (floats truncated toward zero for an integer
+    dtype, nonzero is True), except that an integer out of the dtype's range, or a NaN or
+    infinity for an integer dtype, is refused for arrays too (PyTorch wraps an array's
+    values in silence). See
     :func:`kernelgraph.dtypes.convert`. The tensor goes to ``device``, else to the
     ``with kg.device(...)`` device, else the CPU.
 
@@ -415,11 +417,16 @@ def _is_device_name(text: str) -> bool:
     return True
 
 
-def _value(a):
+def _value(a, op=None, args=()):
+    """The value an op computes on for operand ``a`` (one of ``args``, the op's operands): a
+    tensor's array; a NumPy array, a list or a NumPy scalar converted exactly as kg.tensor
+    converts it (an array of a kept dtype as it is); Python numbers as they are (weak)."""
     t = type(a)
     if t is Tensor:
         return a.data
-    if t is ndarray or t is float or t is int or t is bool:
+    if t is ndarray:
+        return a if a.dtype in _KEPT else D.operand(a, *_argument(op, args, a))
+    if t is float or t is int or t is bool:
         return a
     if devices.is_cuda_array(a):
         return a
@@ -427,27 +434,25 @@ def _value(a):
         raise TypeError(f"cannot mix the graph node '{a.name}' with eager tensors; run the "
                         "graph in a Session first, or build everything in one mode")
     if isinstance(a, list | tuple | np.generic):
-        return np.asarray(a)
+        op_name, position = _argument(op, args, a)
+        return D.convert(a, what=f"{op_name}(): argument {position + 1}" if op_name
+                         else "an operand")
     raise TypeError(f"expected a kg.Tensor or a number, got {type(a).__name__}")
 
 
+def _argument(op, args, a) -> tuple:
+    """(op name, position of ``a`` among ``args``) for a conversion's error message."""
+    return (op.name if op is not None else "",
+            next((i for i, x in enumerate(args) if x is a), 0))
+
+
+_KEPT = frozenset(D.SUPPORTED)  # '>f4' is not in it: byte-swapped arrays are converted
+
+
 def _explain(op, args, attrs, error):
-    """Turn a kernel's error into one that names the op, the shapes and dtypes."""
-    if getattr(error, "checked", False):
-        return error  # the op's own argument check, already in PyTorch's words
-    shapes_ = [np.shape(_value(a)) for a in args]
-    dts = [getattr(_value(a), "dtype", None) for a in args]
-    try:
-        infer_dts = [D.as_dtype(d) if d is not None else D.scalar_dtype(a)
-                     for d, a in zip(dts, args)]
-        op.infer(shapes_, infer_dts, attrs)
-    except (ShapeError, TypeError) as e:
-        return type(e)(f"{op.name}: {e}" if not str(e).startswith(op.name) else str(e))
-    except Exception:  # noqa: BLE001 - fall through to the kernel's own message
-        pass
-    described = ", ".join(f"{shape_str(s)} {d.name if d is not None else 'scalar'}"
-                          for s, d in zip(shapes_, dts))
-    return type(error)(f"{op.name} failed on inputs {described}: {error}")
+    """Turn a kernel's error into one that names the op, the shapes and dtypes (see
+    :meth:`kernelgraph.ops.registry.Op.explain`)."""
+    return op.explain([_value(a, op, args) for a in args], attrs, error)
 
 
 def apply(op, args, attrs) -> Tensor:
@@ -467,7 +472,7 @@ def apply(op, args, attrs) -> Tensor:
             if a.requires_grad:
                 need = True
         else:
-            values.append(_value(a))
+            values.append(_value(a, op, args))
     if not any_tensor:
         if values and not isinstance(values[0], ndarray):
             values[0] = tensor(values[0]).data  # kg.add(1.0, 2.0): the first number is a tensor

@@ -86,16 +86,15 @@ def test_matmul_32x32():
     check("matmul", rand((32, 32), F32, 3), rand((32, 32), F32, 4), terms=32)
 
 
-@pytest.mark.parametrize("da, db", [(F32, F32), (F64, F64), (I32, I32), (I64, I64),
-                                    (I32, F32), (F32, F64)])
-def test_matmul_dtypes(da, db):
-    """Dtype promotion as the CPU forward: ints stay ints (exact)."""
-    check("matmul", rand((2, 3, 5), da, 5), rand((5, 4), db, 6), terms=5)
+@pytest.mark.parametrize("dtype", [F32, F64, I32, I64])
+def test_matmul_dtypes(dtype):
+    """Each dtype as the CPU forward: ints stay ints (exact)."""
+    check("matmul", rand((2, 3, 5), dtype, 5), rand((5, 4), dtype, 6), terms=5)
 
 
-@pytest.mark.parametrize("da, db", [(BOOL, BOOL), (BOOL, I32)])
-def test_matmul_refuses_bools(da, db):
-    """As the CPU forward (and PyTorch): no matmul of bools."""
+@pytest.mark.parametrize("da, db", [(BOOL, BOOL), (BOOL, I32), (I32, F32), (F32, F64)])
+def test_matmul_refuses_bools_and_mixed_dtypes(da, db):
+    """As the CPU forward (and PyTorch): no matmul of bools or of two dtypes."""
     check_error("matmul", rand((2, 3, 5), da, 5), rand((5, 4), db, 6))
 
 
@@ -234,10 +233,11 @@ def test_conv2d_and_gradients(dtype, case, data):
           **attrs)
 
 
-def test_conv2d_dtypes_promote_like_the_cpu():
+def test_conv2d_dtypes_as_the_cpu():
     x, w = rand((2, 2, 4, 5), I32, 17), rand((3, 2, 2, 2), F64, 18)
-    check("conv2d", x, w, terms=8, padding=1)  # -> float64
-    check("conv2d", x, rand((3, 2, 2, 2), I64, 19), terms=8)  # ints -> float32
+    check_error("conv2d", x, w, padding=1)  # two dtypes: refused, as in PyTorch
+    check("conv2d", x, rand((3, 2, 2, 2), I32, 19), terms=8)  # ints -> float32
+    check("conv2d", x.astype(F64), w, terms=8, padding=1)
     g = rand((2, 3, 3, 4), F32, 20)
     check("conv2d_backward_input", g, w, x, terms=12)  # w cast to g's dtype
     check("conv2d_backward_filter", x, g, w, terms=24)

@@ -441,9 +441,11 @@ def test_reduction(name, dtype, data):
     ref = REFERENCE[name]
     # Also reduce a transposed (non-contiguous) view: the kernels' other memory layouts.
     view = data.draw(st.sampled_from([lambda t: t, kg.transpose]))
+    # Integer and bool sums are int64, as in PyTorch (an int32 sum does not wrap).
+    out_dtype = np.dtype(np.int64) if name == "sum" and np.dtype(dtype).kind in "bi" else None
     check_op(lambda t: op(view(t), axis=axis, keepdims=keepdims),
              lambda a: ref(np.transpose(a) if view is kg.transpose else a, axis=axis,
-                           keepdims=keepdims), [x], diff=(0,),
+                           keepdims=keepdims), [x], diff=(0,), out_dtype=out_dtype,
              ph=data.draw(PLACEHOLDER_SHAPES))
 
 

@@ -143,11 +143,25 @@ def _sigmoid_grad(y, g): return g * y * (1 - y)
 def _relu_grad(x, g): return 0 if x <= 0 else g  # PyTorch's: g at NaN
 
 
+def _ipow(a, b):
+    # An integer power by squaring, wrapping on overflow as PyTorch's does: numba's own
+    # integer ``**`` goes through floating point for large exponents (int32 max ** int32 max
+    # comes out 0, -1 ** (2**63 - 1) as 1). The forwards refuse negative exponents first.
+    result = a - a + 1
+    while b > 0:
+        if b & 1:
+            result *= a
+        b >>= 1
+        a *= a
+    return result
+
+
 add = UfuncKernel("add", _add, _same(2))
 sub = UfuncKernel("sub", _sub, _same(2))
 mul = UfuncKernel("mul", _mul, _same(2))
 div = UfuncKernel("div", _div, _same(2))
 pow = UfuncKernel("pow", _pow, _same(2))  # noqa: A001 - the op's name
+ipow = UfuncKernel("ipow", _ipow, _same(2))
 neg = UfuncKernel("neg", _neg, _same(1))
 exp = UfuncKernel("exp", _exp, _same(1))
 log = UfuncKernel("log", _log, _same(1))
@@ -173,23 +187,28 @@ relu_grad = UfuncKernel("relu_grad", _relu_grad, _same(2))
 
 def ignore_fp_warnings() -> None:
     """Drop NumPy's "invalid value / divide by zero / overflow encountered in ..." warnings
-    for kernelgraph's compiled ufuncs (run once at import; calling it again is harmless).
+    for kernelgraph's own computations (run once at import; calling it again is harmless).
 
-    NumPy reads the CPU's floating-point flags after every ufunc loop, and a compiled
-    comparison raises the "invalid" flag for any NaN operand: ``relu(nan)`` would warn where
-    PyTorch computes the same NaN and prints nothing. ``np.errstate`` around each call would
-    cost more than a small call itself; a warnings filter is consulted only when a warning
-    is raised, so it costs a call without one nothing. It matches the ufuncs by name: the
-    scalar bodies' (``_relu``, ``_add``...) and ``fused``, the name of every fused kernel
-    (static/fusion.py builds them from these bodies); NumPy's own ufuncs still warn. A
-    ``warnings.catch_warnings()`` block restores the filters it found, so a filter added
-    inside one (``import kernelgraph`` there) is gone after it.
+    NumPy reads the CPU's floating-point flags after every ufunc loop and cast, and a
+    compiled comparison raises the "invalid" flag for any NaN operand: ``relu(nan)``,
+    ``cast(nan, int32)`` or a float32 sum past 3.4e38 would warn where PyTorch computes the
+    same NaN or Inf and prints nothing. ``np.errstate`` around each call would cost more
+    than a small call itself; a warnings filter is consulted only when a warning is raised,
+    so it costs a call without one nothing. Two filters: one by the module that made the
+    call (any ``kernelgraph.*`` module: casts, ``np.divide`` and ufuncs called from
+    kernelgraph's code), one by ufunc name for the calls a static plan's generated code
+    makes itself: the scalar bodies' (``_relu``, ``_add``...) and ``fused``, the name of
+    every fused kernel (static/fusion.py builds them from these bodies). The same NumPy
+    calls in the user's own code still warn. A ``warnings.catch_warnings()`` block restores
+    the filters it found, so a filter added inside one (``import kernelgraph`` there) is gone
+    after it.
     """
+    fp = r"(invalid value|divide by zero|overflow|underflow) encountered in "
     names = sorted(k.fn.__name__ for k in globals().values() if isinstance(k, UfuncKernel))
-    warnings.filterwarnings(
-        "ignore", category=RuntimeWarning,
-        message=rf"(invalid value|divide by zero|overflow) encountered in "
-                rf"({'|'.join(names)}|fused)$")
+    warnings.filterwarnings("ignore", category=RuntimeWarning,
+                            message=rf"{fp}({'|'.join(names)}|fused)$")
+    warnings.filterwarnings("ignore", category=RuntimeWarning, message=fp,
+                            module=r"kernelgraph(\.|$)")
 
 
 ignore_fp_warnings()

@@ -17,6 +17,7 @@ from ..graph import shape_str
 from ..kernels import conv as K
 from ..kernels import cpu
 from .elementwise import _floating, _to
+from .linalg import mixed_dtypes
 from .reduce import broadcast_reduced
 from .registry import define
 
@@ -94,6 +95,11 @@ def _conv_shape(sx, sw, attrs):
 def _pool_shape(op, sx, attrs):
     kernel, stride, padding = _pool_attrs(op, attrs)
     x = _rank4(op, sx, "the input", "(N, C, H, W)", "")
+    if 0 in x[1:]:
+        # No rows or columns would leave windows of padding alone: a max of nothing.
+        raise ShapeError(f"{op}: the input must have non-zero channels, height and width "
+                         f"(an optional 0 dim batch size, as in PyTorch), got shape "
+                         f"{shape_str(sx)}")
     spatial = []
     for a in (0, 1):
         if x[2 + a] is None:
@@ -107,11 +113,14 @@ def _pool_shape(op, sx, attrs):
     return (x[0], x[1], *spatial)
 
 
-def _conv_dtype(*dts):
-    dt = D.as_dtype(dts[0])
-    for d in dts[1:]:
-        dt = D.promote(dt, D.as_dtype(d))
-    return _floating(dt)
+def _conv_dtype(dx, dw, static: bool = False):
+    """The dtype conv2d computes in: the input's and the filter's one dtype (two are
+    refused, in PyTorch's words, or TF1's where a graph node is built), integers and bools
+    as float32."""
+    if dx != dw:
+        raise mixed_dtypes("conv2d", dx, dw, batched=True, static=static,
+                           names=("input", "filter"), tf_op="Conv2D")
+    return _floating(D.as_dtype(dx))
 
 
 # -- conv2d and its two backward ops --------------------------------------------------------
@@ -122,7 +131,7 @@ def _conv2d_forward(x, w, **attrs):
 
 
 def _conv2d_infer(shapes_, dtypes, attrs):
-    return _conv_shape(shapes_[0], shapes_[1], attrs), _conv_dtype(*dtypes)
+    return _conv_shape(shapes_[0], shapes_[1], attrs), _conv_dtype(*dtypes, static=True)
 
 
 def _conv2d_grad(g, out, needs, attrs, x, w):
@@ -164,7 +173,8 @@ conv2d = define(
     "conv2d", _conv2d_forward, _conv2d_infer, _conv2d_grad, inputs=2, attr_names=_CONV_ATTRS,
     doc="2-D convolution of x (N, C, H, W) with weights (O, C, KH, KW) -> (N, O, OH, OW); "
         "stride, padding, dilation: int or (h, w) pair, as torch.nn.functional.conv2d "
-        "(without bias).")
+        "(without bias). x and the weights have one dtype (PyTorch and TF1 refuse two); "
+        "integers and bools compute in float32.")
 conv2d_backward_input = define(
     "conv2d_backward_input", _backward_input_forward, _backward_input_infer,
     _backward_input_grad, inputs=3, attr_names=_CONV_ATTRS,
@@ -219,7 +229,8 @@ max_pool2d = define(
     attr_names=_POOL_ATTRS,
     doc="Maximum over kernel_size windows of x (N, C, H, W); stride defaults to kernel_size, "
         "padding (at most half the window) never wins; a NaN in a window wins. The gradient "
-        "goes to each window's last NaN, else its first maximum, as in PyTorch.")
+        "goes to each window's last NaN, else its first maximum, as in PyTorch. The batch may "
+        "be empty; channels, height and width may not (PyTorch's rule).")
 max_pool2d_backward = define(
     "max_pool2d_backward", _max_pool_backward_forward, _pool_backward_infer("max_pool2d"),
     # Linear in g, so its own gradient is the transposed routing; x only picks the routes.
@@ -238,7 +249,8 @@ avg_pool2d = define(
     lambda g, out, needs, attrs, x: (avg_pool2d_backward(g, x, **attrs),),
     attr_names=_POOL_ATTRS,
     doc="Mean over kernel_size windows of x (N, C, H, W), zero padding counted in the mean "
-        "(PyTorch's count_include_pad=True); stride defaults to kernel_size.")
+        "(PyTorch's count_include_pad=True); stride defaults to kernel_size; only the batch "
+        "may be empty.")
 avg_pool2d_backward = define(
     "avg_pool2d_backward", _avg_pool_backward_forward, _pool_backward_infer("avg_pool2d"),
     lambda gg, out, needs, attrs, g, like: (avg_pool2d(gg, **attrs), None),

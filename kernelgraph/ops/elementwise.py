@@ -259,7 +259,10 @@ mul = binary("mul", cpu.mul, _logical, _mul_grad,
              "x * y, broadcasting; for two bools a logical and, as in PyTorch.")
 div = binary("div", cpu.div, _floating, _div_grad, "x / y (true division), broadcasting.")
 pow = binary("pow", cpu.pow, _POW_RULE, _pow_grad,  # noqa: A001
-             "x ** y, broadcasting; a bool to a bool power is refused, as in PyTorch.")
+             "x ** y, broadcasting; a bool to a bool tensor's power is refused, as in "
+             "PyTorch (a bool tensor to a Python bool power is computed, as PyTorch does, in "
+             "eager mode; a graph node refuses it, as TF1 has no bool pow); integer powers "
+             "wrap on overflow and refuse negative exponents.")
 _pow_kernel_forward = pow.forward
 _sub_kernel_forward = sub.forward
 _sub_infer = sub.infer
@@ -287,17 +290,28 @@ sub.infer = _sub_checked_infer
 
 
 def _pow_forward(x, y):
-    # An integer to a negative integer power has no integer answer; PyTorch refuses it too
-    # (the numba loop would quietly return 0).
-    if _is_int(x) and _is_int(y) and np.any(np.asarray(y) < 0):
-        raise IntegerPowerError("Integers to negative integer powers are not allowed. Cast "
-                                "the base to a float dtype first.")
+    if type(y) is bool and _is_array(x) and x.dtype == D.bool_:
+        # PyTorch computes a bool tensor to a Python bool power (x, or all True) while it
+        # refuses a bool tensor exponent; a graph node follows TF1, which has no bool pow.
+        return x.copy() if y else np.ones(x.shape, D.bool_)
+    if _is_int(x, True) and _is_int(y):
+        # An integer (or bool) to a negative integer power has no integer answer; PyTorch
+        # (for a number exponent) and TF1 refuse it.
+        if np.any(np.asarray(y) < 0):
+            raise IntegerPowerError("Integers to negative integer powers are not allowed. "
+                                    "Cast the base to a float dtype first.")
+        return _ipow_kernel_forward(x, y)
     return _pow_kernel_forward(x, y)
 
 
-def _is_int(v):
-    return (isinstance(v, ndarray) and v.dtype.kind in "iu") or (
-        isinstance(v, int) and not isinstance(v, bool))
+def _is_int(v, or_bool: bool = False):
+    """Whether ``v`` is an integer array or Python int (or a bool one, with ``or_bool``)."""
+    if isinstance(v, ndarray):
+        return v.dtype.kind in ("iub" if or_bool else "iu")
+    return isinstance(v, int) and (or_bool or not isinstance(v, bool))
+
+
+_ipow_kernel_forward = _binary_forward(cpu.ipow, _POW_RULE)
 
 
 _pow_forward.kernel = _pow_kernel_forward.kernel

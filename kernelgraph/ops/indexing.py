@@ -18,7 +18,7 @@ from ..graph import shape_str
 from ..kernels import indexing as K
 from .elementwise import greater_equal, less_equal, where, zeros_like
 from .registry import define
-from .shapes import axis_arg
+from .shapes import axis_arg, nonempty_reduction
 
 _FULL = (None, None, None)
 
@@ -531,7 +531,11 @@ clip = define("clip", _clip_forward, _clip_infer, _clip_grad, attr_names=("min",
 
 def _argmax_infer(shapes_, dtypes, attrs):
     s, axis, keepdims = shapes_[0], attrs.get("axis"), attrs.get("keepdims", False)
+    if dtypes[0] == D.bool_:  # PyTorch refuses it (TF1 takes it); one rule for both modes
+        raise D.DtypeError("argmax(): does not support bool input; cast it first, e.g. "
+                           "kg.cast(x, kg.int32)")
     if axis is None:
+        nonempty_reduction(s, None, "argmax")
         return (() if not keepdims else None if s is None else (1,) * len(s)), D.int64
     axis_arg(axis, "argmax")  # also where no rank is known yet
     if s is None:
@@ -539,6 +543,7 @@ def _argmax_infer(shapes_, dtypes, attrs):
     if len(s) == 0:
         raise ShapeError("argmax: a 0-d tensor has no axis; use axis=None")
     ax = _axis(axis, len(s), "argmax")
+    nonempty_reduction(s, ax, "argmax", normalize=True)
     return s[:ax] + ((1,) if keepdims else ()) + s[ax + 1:], D.int64
 
 
@@ -550,4 +555,6 @@ def _argmax_forward(x, axis=None, keepdims=False):
 argmax = define("argmax", _argmax_forward, _argmax_infer, None,
                 attr_names=("axis", "keepdims"),
                 doc="int64 index of the first maximum along ``axis`` (None: of the flattened "
-                    "tensor), or of the first NaN, as in PyTorch; no gradient.")
+                    "tensor), or of the first NaN, as in PyTorch (which refuses bools, as "
+                    "kernelgraph does); no gradient. An empty axis "
+                    "is refused; other empty dims give an empty result.")

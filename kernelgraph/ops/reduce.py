@@ -10,7 +10,7 @@ from ..errors import ShapeError
 from ..kernels import cpu
 from .elementwise import cast, div, equal, mul
 from .registry import define
-from .shapes import axes_arg
+from .shapes import axes_arg, nonempty_reduction
 
 
 def _static_axes(shape, axis, what):
@@ -35,9 +35,34 @@ def _reduce_infer(shapes_, dtypes, attrs, out_dtype=None, what="max"):
     return out_shape, out_dtype or dtypes[0]
 
 
+def _max_infer(shapes_, dtypes, attrs):
+    out = _reduce_infer(shapes_, dtypes, attrs)
+    nonempty_reduction(shapes_[0], attrs.get("axis"), "max")
+    return out
+
+
+def _max_forward(x, axis=None, keepdims=False):
+    if x.size == 0:  # the kernel reduces non-empty tensors only: an empty result, or refused
+        return np.empty(_max_infer([x.shape], [x.dtype], {"axis": axis,
+                                                          "keepdims": keepdims})[0], x.dtype)
+    return cpu.reduce_max(x, axis, keepdims)
+
+
+def _sum_dtype(dt):
+    """PyTorch's ``torch.sum``: bools and every integer dtype sum to int64 (an int32 sum
+    past 2**31 is exact, not wrapped); floats keep their dtype. TF1 keeps int32 and
+    refuses bools; both modes follow PyTorch here (one op set)."""
+    return dt if dt in D.FLOATS else D.int64
+
+
 def _sum_infer(shapes_, dtypes, attrs):
-    return _reduce_infer(shapes_, dtypes, attrs, D.int64 if dtypes[0] is D.bool_ else None,
-                         "sum")
+    return _reduce_infer(shapes_, dtypes, attrs, _sum_dtype(dtypes[0]), "sum")
+
+
+def _sum_forward(x, axis=None, keepdims=False):
+    if x.dtype is D.int32:  # the kernel sums in int64 but returns x's dtype
+        x = x.astype(D.int64)
+    return cpu.reduce_sum(x, axis, keepdims)
 
 
 def _mean_infer(shapes_, dtypes, attrs):
@@ -71,15 +96,19 @@ def _max_grad(g, out, needs, attrs, x):
     return (div(mul(hit, broadcast_reduced(g, x, **attrs)), count),)
 
 
-sum = define("sum", cpu.reduce_sum, _sum_infer, _sum_grad,  # noqa: A001
+sum = define("sum", _sum_forward, _sum_infer, _sum_grad,  # noqa: A001
              attr_names=("axis", "keepdims"),
-             doc="Sum over ``axis`` (int, tuple or None for all), keeping dims if ``keepdims``.")
-mean = define("mean", _mean_forward, _mean_infer, _mean_grad, doc="Mean over ``axis``.",
+             doc="Sum over ``axis`` (int, tuple or None for all), keeping dims if ``keepdims``; "
+                 "bools and integers sum to int64, as in PyTorch.")
+mean = define("mean", _mean_forward, _mean_infer, _mean_grad,
+              doc="Mean over ``axis``; NaN over an empty dimension (PyTorch's).",
               attr_names=("axis", "keepdims"))
-max = define("max", cpu.reduce_max, _reduce_infer, _max_grad,  # noqa: A001
+max = define("max", _max_forward, _max_infer, _max_grad,  # noqa: A001
              attr_names=("axis", "keepdims"),
              doc="Maximum over ``axis`` (``torch.amax``): NaN where a NaN is reduced; the "
-                 "gradient is split evenly between ties, and is NaN over a reduced NaN.")
+                 "gradient is split evenly between ties, and is NaN over a reduced NaN. An "
+                 "empty dimension may be kept (a (0, 3) tensor's max over axis 1 is empty) "
+                 "but not reduced, as in PyTorch.")
 
 
 # -- the broadcasts that undo reductions -----------------------------------------------------

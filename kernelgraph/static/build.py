@@ -37,13 +37,13 @@ def constant_node(value, dtype=None, shape=None, name=None, graph=None, location
                   device=None) -> Node:
     """A ``const`` node holding ``value`` (converted to ``dtype``; broadcast to ``shape``).
 
-    Values convert as :func:`kernelgraph.dtypes.convert` says: exactly, or refused with a
-    ConversionError (no wrapped uint64, no int beyond int64, no complex or text); a Python
-    or NumPy scalar takes its kind's default dtype (float32, int64, bool)."""
+    Values convert as :func:`kernelgraph.dtypes.convert` says, as ``kg.tensor`` converts
+    them: exactly, or refused with a ConversionError (no wrapped uint64, no int beyond
+    int64, no complex or text). A Python scalar takes its kind's default dtype (float32,
+    int64, bool); a NumPy scalar keeps its dtype where kernelgraph keeps it
+    (``np.int32(1)`` is int32, ``np.float64(nan)`` float64), as in TF1."""
     if isinstance(value, Node):
         raise TypeError(f"kg.constant needs a value, got the graph node '{value.name}'")
-    if dtype is None and not isinstance(value, np.ndarray):
-        dtype = D.scalar_dtype(value)  # None unless a scalar
     arr = D.convert(value, dtype, what="kg.constant")
     if shape is not None:
         arr = np.broadcast_to(arr, tuple(shape)).copy()
@@ -124,7 +124,9 @@ def build(op, args, attrs) -> Node:
                 inputs.append(constant_node(a, dtype=weak, graph=graph, location=location,
                                             device=device))
             except D.ConversionError as e:  # x + 2**40 for an int32 x
-                raise _located(type(e)(f"{op.name}: {e}"), location) from None
+                refusal = D.scalar_overflow(a, weak, op.name) if type(a) is int and \
+                    weak is not None else type(e)(f"{op.name}: {e}")  # eager mode's words
+                raise _located(refusal, location) from None
     inputs = tuple(inputs)
     try:
         shape, dtype = op.infer([i.shape for i in inputs], [i.dtype for i in inputs], attrs)

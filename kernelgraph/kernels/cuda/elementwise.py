@@ -29,6 +29,7 @@ from ... import dtypes as D
 from ...ops import elementwise as E
 from .. import cpu
 from . import core
+from .simulator import device_function
 
 # Operands that are numbers ("weak" scalars in the promotion rules), not arrays.
 _NUMBERS = (int, float, bool, np.generic)
@@ -128,7 +129,7 @@ def _offsets3(i, shape, sa, sb, sc):
 @functools.cache
 def _unary_kernel(fn):
     """``out[i] = fn(a[i])`` (unary outputs always have the input's shape)."""
-    f = cuda.jit(device=True)(fn)
+    f = device_function(fn)
 
     @cuda.jit
     def flat(out, a):
@@ -142,7 +143,7 @@ def _unary_kernel(fn):
 @functools.cache
 def _binary_kernels(fn):
     """(flat, strided) kernels for ``out = fn(a, b)`` (see the module docstring)."""
-    f = cuda.jit(device=True)(fn)
+    f = device_function(fn)
 
     @cuda.jit
     def flat(out, a, b, ka, kb):
@@ -163,7 +164,7 @@ def _binary_kernels(fn):
 @functools.cache
 def _ternary_kernels(fn):
     """(flat, strided) kernels for ``out = fn(a, b, c)``."""
-    f = cuda.jit(device=True)(fn)
+    f = device_function(fn)
 
     @cuda.jit
     def flat(out, a, b, c, ka, kb, kc):
@@ -306,10 +307,10 @@ def _any_negative(a, flag):
             flag[0] = 1  # every writer writes 1: the race is harmless
 
 
-def _is_int(v) -> bool:
+def _is_int(v, or_bool: bool = False) -> bool:
     if isinstance(v, _NUMBERS):
-        return isinstance(v, int) and not isinstance(v, bool)
-    return v.dtype.kind in "iu"
+        return isinstance(v, int) and (or_bool or not isinstance(v, bool))
+    return v.dtype.kind in ("iub" if or_bool else "iu")
 
 
 def _has_negative(y) -> bool:
@@ -326,15 +327,21 @@ def _has_negative(y) -> bool:
 
 
 _pow_map = binary(cpu._pow, E._POW_RULE)
+_ipow_map = binary(cpu._ipow, E._POW_RULE)
 
 
 def pow(x, y):  # noqa: A001 - the op's name
-    """x ** y; integers to negative integer powers raise, as on the CPU."""
+    """x ** y; integers to negative integer powers raise, and integer powers wrap on
+    overflow, as on the CPU."""
     for v in (x, y):
         _check_operand(v)
-    if _is_int(x) and _is_int(y) and _has_negative(y):
-        raise E.IntegerPowerError("Integers to negative integer powers are not allowed. Cast "
-                                  "the base to a float dtype first.")
+    if type(y) is bool and not isinstance(x, _NUMBERS) and x.dtype == np.bool_:  # as the CPU
+        return core.copy(x) if y else core.full(x.shape, True, np.bool_)
+    if _is_int(x, True) and _is_int(y):
+        if _has_negative(y):
+            raise E.IntegerPowerError("Integers to negative integer powers are not allowed. "
+                                      "Cast the base to a float dtype first.")
+        return _ipow_map(x, y)
     return _pow_map(x, y)
 
 

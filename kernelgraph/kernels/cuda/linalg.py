@@ -33,9 +33,7 @@ import numba
 import numpy as np
 from numba import cuda
 
-from ... import dtypes as D
-from ...ops.elementwise import _arith
-from ...ops.linalg import _refuse_bools
+from ...ops.linalg import matmul_dtype
 from .. import cpu
 from . import core
 
@@ -215,11 +213,10 @@ def gemm(a, b, trans_a: bool = False, trans_b: bool = False):
 
 
 def matmul(a, b):
-    """CUDA forward of ``matmul``: ``a @ b`` for rank >= 2 with broadcast batch dims, dtypes
-    promoted as the CPU forward does (bools are refused, as in PyTorch)."""
-    _refuse_bools(a.dtype, b.dtype)
-    dt = _arith(D.promote(D.as_dtype(a.dtype), D.as_dtype(b.dtype)))
-    return gemm(core.astype(a, dt), core.astype(b, dt))
+    """CUDA forward of ``matmul``: ``a @ b`` for rank >= 2 with broadcast batch dims, of one
+    dtype (two dtypes and bools are refused, as on the CPU and in PyTorch)."""
+    matmul_dtype(a.dtype, b.dtype, a.ndim > 2 or b.ndim > 2)
+    return gemm(a, b)
 
 
 FORWARDS = {"matmul": matmul}

@@ -178,10 +178,14 @@ def _reduce(x, axis, keepdims, combine_fn, acc_dtype, out_dtype, init):
 
 
 def reduce_sum(x, axis=None, keepdims=False):
-    """Sum over ``axis`` (accumulating in float64/int64, as on the CPU; bool sums to int64)."""
+    """Sum over ``axis`` (accumulating in float64/int64, as on the CPU; bools and ints sum
+    to int64, as the op's dtype rule says)."""
+    return _sum(x, axis, keepdims, D.int64 if x.dtype.kind in "bi" else x.dtype)
+
+
+def _sum(x, axis, keepdims, out_dtype):
     acc = D.float64 if x.dtype.kind == "f" else D.int64
-    out_dt = D.int64 if x.dtype == D.bool_ else x.dtype
-    return _reduce(x, axis, keepdims, cpu._add, acc, out_dt, 0)
+    return _reduce(x, axis, keepdims, cpu._add, acc, out_dtype, 0)
 
 
 def reduce_mean(x, axis=None, keepdims=False):
@@ -203,11 +207,10 @@ def _lowest(dt: np.dtype):
 
 
 def reduce_max(x, axis=None, keepdims=False):
-    """Maximum over ``axis``; NaN if any NaN, as on the CPU; empty input raises."""
+    """Maximum over ``axis``; NaN if any NaN, as on the CPU; an empty dimension reduced is
+    refused (the CPU forward's check), one kept gives an empty result."""
     if x.size == 0:
-        cpu.normalize_axes(axis, x.ndim)  # a bad axis reports first, as on the CPU
-        raise ValueError(f"max of an empty tensor (shape {x.shape}) over axis {axis!r} has no "
-                         "value; reduce over a non-empty dimension")
+        R._max_infer([tuple(x.shape)], [x.dtype], {"axis": axis, "keepdims": keepdims})
     return _reduce(x, axis, keepdims, cpu._maximum, x.dtype, x.dtype, _lowest(x.dtype))
 
 
@@ -250,7 +253,9 @@ def sum_to_like(g, like):
         raise ValueError(f"cannot sum a gradient of shape {tuple(g.shape)} to shape {shape}")
     axes = list(range(lead)) + [lead + i for i, d in enumerate(shape)
                                 if d == 1 and g.shape[lead + i] != 1]
-    return reshape(reduce_sum(g, tuple(axes), True) if axes else g, shape)
+    # An integer gradient keeps its dtype (int32 stays int32, as on the CPU kernel).
+    dt = D.int64 if g.dtype == D.bool_ else g.dtype
+    return reshape(_sum(g, tuple(axes), True, dt) if axes else g, shape)
 
 
 def broadcast_like(x, like):

@@ -19,6 +19,9 @@ int64 = np.dtype(np.int64)
 bool_ = np.dtype(np.bool_)
 
 SUPPORTED = (float32, float64, int32, int64, bool_)
+# The same, as a set for the hot paths' one membership test: an array of one of these (in
+# the machine's byte order: '>f4' is not in it) needs no conversion.
+KEPT = frozenset(SUPPORTED)
 FLOATS = frozenset((float32, float64))
 INTS = frozenset((int32, int64))
 DEFAULT_FLOAT = float32

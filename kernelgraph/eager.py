@@ -446,7 +446,7 @@ def _argument(op, args, a) -> tuple:
             next((i for i, x in enumerate(args) if x is a), 0))
 
 
-_KEPT = frozenset(D.SUPPORTED)  # '>f4' is not in it: byte-swapped arrays are converted
+_KEPT = D.KEPT  # a module global: one lookup on the hot path
 
 
 def _explain(op, args, attrs, error):

@@ -105,14 +105,14 @@ def _operand_dtype(values):
 
 
 def _kept(dt):
-    if dt in D.SUPPORTED:
+    if dt in D.KEPT:
         return D.as_dtype(dt)
     return D.kept_dtype(dt) or D.as_dtype(dt)  # as_dtype names what is not supported
 
 
 def _to(value, dt):
     if isinstance(value, ndarray):
-        if value.dtype not in D.SUPPORTED:
+        if value.dtype not in D.KEPT:
             return D.convert(value, dt, what="an operand")  # exactly, or refused
         return value if value.dtype == dt else value.astype(dt)
     return value if isinstance(value, float | int | bool) else np.asarray(value, dt)

@@ -48,7 +48,7 @@ def _max_forward(x, axis=None, keepdims=False):
     return cpu.reduce_max(x, axis, keepdims)
 
 
-def _sum_dtype(dt):
+def sum_dtype(dt):
     """PyTorch's ``torch.sum``: bools and every integer dtype sum to int64 (an int32 sum
     past 2**31 is exact, not wrapped); floats keep their dtype. TF1 keeps int32 and
     refuses bools; both modes follow PyTorch here (one op set)."""
@@ -56,7 +56,7 @@ def _sum_dtype(dt):
 
 
 def _sum_infer(shapes_, dtypes, attrs):
-    return _reduce_infer(shapes_, dtypes, attrs, _sum_dtype(dtypes[0]), "sum")
+    return _reduce_infer(shapes_, dtypes, attrs, sum_dtype(dtypes[0]), "sum")
 
 
 def _sum_forward(x, axis=None, keepdims=False):

@@ -27,9 +27,7 @@ from ..errors import ShapeError
 from ..graph import shape_str
 
 ndarray = np.ndarray
-# The dtypes kernelgraph keeps (native byte order): an array of one of these needs no
-# conversion, which is one set lookup on the hot path of gradient rules ('>f4' is not in it).
-_KEPT = frozenset(D.SUPPORTED)
+_KEPT = D.KEPT  # a module global: one lookup on the hot path
 
 # type -> apply(op, args, attrs); filled in by the front-end modules when they are imported.
 FRONTENDS: dict[type, Callable] = {}

@@ -50,16 +50,11 @@ class ArgumentTypeError(TypeError):
     checked = True
 
 
-def _is_int(d) -> bool:
-    t = type(d)  # bool is an int to Python, not to PyTorch; np.bool_ is no np.integer
-    return t is int or (t is not bool and isinstance(d, np.integer))
-
-
 def _shape_arg(shape, what: str = "reshape", arg: str = "shape", lenient: bool = False) -> tuple:
     """``shape`` (a tuple or list of ints, NumPy ints too; with ``lenient`` also one int or
     a 1-D integer array) as a tuple of Python ints; a TypeError in PyTorch's words for
     anything else (floats, bools, None; a bare int or an array unless ``lenient``)."""
-    if lenient and _is_int(shape):
+    if lenient and shapes.is_int(shape):
         return (int(shape),)
     if lenient and isinstance(shape, np.ndarray) and shape.ndim == 1:
         shape = list(shape)
@@ -67,7 +62,7 @@ def _shape_arg(shape, what: str = "reshape", arg: str = "shape", lenient: bool =
         raise ArgumentTypeError(f"{what}(): argument '{arg}' (position 2) must be tuple of "
                                 f"ints, not {_type_name(shape)}")
     for i, d in enumerate(shape):
-        if not _is_int(d):
+        if not shapes.is_int(d):
             raise ArgumentTypeError(f"{what}(): argument '{arg}' must be tuple of ints, but "
                                     f"found element of type {_type_name(d)} at pos {i}")
     return tuple(int(d) for d in shape)
@@ -209,7 +204,7 @@ def _perm_items(perm, static: bool) -> tuple:
         raise ArgumentTypeError(f"permute(): argument 'dims' (position 2) must be tuple of "
                                 f"ints, not {_type_name(perm)}")
     for i, p in enumerate(perm):
-        if not _is_int(p):
+        if not shapes.is_int(p):
             if static:
                 raise ArgumentTypeError(f"Value passed to parameter 'perm' has DataType "
                                         f"{_tf_type_name(p)} not in list of allowed values: "
@@ -270,7 +265,7 @@ def swapped_axes(ndim: int, dim0, dim1) -> tuple:
     """
     dims = []
     for k, d in enumerate((dim0, dim1)):
-        if not _is_int(d):
+        if not shapes.is_int(d):
             raise ArgumentTypeError(f"transpose(): argument 'dim{k}' (position {k + 1}) must "
                                     f"be int, not {_type_name(d)}")
         n = max(ndim, 1)  # PyTorch lets a 0-d tensor name dim 0 or -1

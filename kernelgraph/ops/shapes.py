@@ -52,8 +52,10 @@ def known(shape) -> bool:
 
 
 # -- axis arguments, checked by type before any rank is known (PyTorch's words) -------------
-def _is_int(a) -> bool:
-    return isinstance(a, int | np.integer) and not isinstance(a, bool | np.bool_)
+def is_int(a) -> bool:
+    """Whether ``a`` is an integer as PyTorch reads one: a Python or NumPy int, not a bool."""
+    t = type(a)  # bool is an int to Python, not to PyTorch; np.bool_ is no np.integer
+    return t is int or (t is not bool and isinstance(a, np.integer))
 
 
 def axis_arg(axis, what: str) -> int:
@@ -65,7 +67,7 @@ def axis_arg(axis, what: str) -> int:
       ...
     TypeError: concat(): argument 'axis' must be int, not float
     """
-    if _is_int(axis):
+    if is_int(axis):
         return int(axis)
     raise TypeError(f"{what}(): argument 'axis' must be int, not {type(axis).__name__}")
 
@@ -77,13 +79,13 @@ def axes_arg(axis, what: str, rank: int | None = None):
     (``[0, -2]`` of a matrix) is a ShapeError."""
     if axis is None:
         return None
-    if _is_int(axis):
+    if is_int(axis):
         return (int(axis),)
     if not isinstance(axis, list | tuple):
         raise TypeError(f"{what}(): argument 'axis' must be tuple of ints, not "
                         f"{type(axis).__name__}")
     for i, a in enumerate(axis):
-        if not _is_int(a):
+        if not is_int(a):
             raise TypeError(f"{what}(): argument 'axis' must be tuple of ints, but got "
                             f"{type(a).__name__} at pos {i + 1}")
     axes = tuple(int(a) for a in axis)
@@ -120,7 +122,7 @@ def nonempty_reduction(shape, axis, what: str, normalize: bool = False) -> None:
                              f"input.numel() == 0{context}")
         return
     rank = max(len(shape), 1)
-    for a in (axis,) if _is_int(axis) else axis:
+    for a in (axis,) if is_int(axis) else axis:
         if len(shape) and shape[a % rank] == 0:
             raise ShapeError(f"{what}(): Expected reduction axis {a % rank if normalize else a}"
                              f" to have non-zero size{context}")

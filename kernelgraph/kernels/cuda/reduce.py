@@ -180,7 +180,7 @@ def _reduce(x, axis, keepdims, combine_fn, acc_dtype, out_dtype, init):
 def reduce_sum(x, axis=None, keepdims=False):
     """Sum over ``axis`` (accumulating in float64/int64, as on the CPU; bools and ints sum
     to int64, as the op's dtype rule says)."""
-    return _sum(x, axis, keepdims, D.int64 if x.dtype.kind in "bi" else x.dtype)
+    return _sum(x, axis, keepdims, R.sum_dtype(x.dtype))
 
 
 def _sum(x, axis, keepdims, out_dtype):

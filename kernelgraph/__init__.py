@@ -98,7 +98,7 @@ from .ops import (
     where,
     zeros_like,
 )
-from .ops.control import cond, while_loop
+from .static.control_flow import cond, while_loop
 from .static.gradients import gradients
 from .static.session import InteractiveSession, Session, get_default_session
 from .static.variables import (

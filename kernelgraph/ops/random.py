@@ -34,6 +34,7 @@ from .. import devices
 from .. import dtypes as D
 from ..errors import ShapeError, shown
 from ..graph import Node
+from . import registry
 from .elementwise import mul
 from .registry import define
 
@@ -46,7 +47,7 @@ class Stream:
 
     While ``replaying`` is set, :meth:`take` gives the last draw again instead of the next
     one: the gradient of a static ``kg.cond`` computes its branch again, and must see the
-    same dropout mask as the forward run did (``static/control_flow.py``)."""
+    same dropout mask as the forward run did (:mod:`kernelgraph.static.control_flow`)."""
 
     __slots__ = ("draws", "last", "replaying")
 
@@ -146,11 +147,11 @@ def _attrs(shape, dtype, seed, static, **kw):
 
 
 def _static(op, attrs, name):
-    from ..static.build import build  # the static front-end imports the op set: import late
-
+    # No input says the mode here, so the node is built by the static front-end's own entry
+    # (registered for graph nodes by kernelgraph.static.build, a floor above the ops).
     if name is not None:
         attrs["name"] = name
-    return build(op, (), attrs)
+    return registry.FRONTENDS[Node](op, (), attrs)
 
 
 def _on(device):

@@ -16,6 +16,7 @@
 import dagre from '@dagrejs/dagre';
 
 import { GRAD_KINDS, GraphDocument, GraphNode } from './schema';
+import { CHAR_WIDTH, SPACING } from './style';
 
 export interface Point {
   x: number;
@@ -88,11 +89,12 @@ export interface LayoutOptions {
 
 export const NODE_HEIGHT = 42;
 export const GRAD_NODE_HEIGHT = 56;
-export const CHAR_WIDTH = 7;
+export { CHAR_WIDTH };
 export const EDGE_CHAR_WIDTH = 6;
-const NODESEP = 24;
-const RANKSEP = 44;
-const MARGIN = 12;
+// Shared with the static SVG fallback (kernelgraph/widgets/style.json).
+const NODESEP = SPACING.node;
+const RANKSEP = SPACING.rank;
+const MARGIN = SPACING.margin;
 
 function clamp(x: number, lo: number, hi: number): number {
   return Math.max(lo, Math.min(hi, x));

@@ -10,6 +10,10 @@ The layout is a plain layered (Sugiyama-style) one, written out because it is sh
 3. **x positions**: each node as close as it can get to the mean x of its inputs, left to
    right without overlap.
 
+Colours, spacing and font sizes come from ``style.json`` beside this module, the one file
+the JupyterLab extension's renderer reads them from too (where the two drawings still differ,
+its ``staticSvg`` section says so).
+
 Every piece of text goes through :func:`esc` (``html.escape`` with quotes, and characters
 XML forbids replaced), and each node and edge carries a ``<title>`` tooltip. Documents with
 more than ``collapse_above`` nodes are drawn with each top-level name scope folded into one
@@ -27,19 +31,35 @@ True
 from __future__ import annotations
 
 import html
+import json
 import re
 from collections.abc import Sequence
+from importlib import resources
 
 _FORBIDDEN = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
-FILL = {"input": "#dbeafe", "variable": "#dcfce7", "leaf": "#dcfce7", "const": "#f3f4f6",
-        "op": "#fef3c7", "gradient": "#fce7f3", "scope": "#e0e7ff"}
-STROKE = {"input": "#3b82f6", "variable": "#16a34a", "leaf": "#16a34a", "const": "#9ca3af",
-          "op": "#d97706", "gradient": "#db2777", "scope": "#4f46e5"}
-DEVICE_STROKE, TRANSFER_FILL = "#7c3aed", "#ede9fe"  # GPU placement, as in the extension
+#: The look shared with the extension (``style.json``, shipped in the package).
+STYLE: dict = json.loads(resources.files(__package__).joinpath("style.json")
+                         .read_text(encoding="utf-8"))
+
+
+def _static(section: str) -> dict:
+    """``STYLE[section]`` with the static drawing's own values (``staticSvg``) over it,
+    entry by entry (an override of a kind's ``fill`` keeps the shared ``stroke``)."""
+    own = STYLE["staticSvg"].get(section, {})
+    return {key: {**value, **own.get(key, {})} if isinstance(value, dict) else own.get(key, value)
+            for key, value in STYLE[section].items()}
+
+
+_KINDS, _SPACING = _static("kinds"), _static("spacing")
+FILL = {kind: c["fill"] for kind, c in _KINDS.items()}
+STROKE = {kind: c["stroke"] for kind, c in _KINDS.items()}
+DEVICE_STROKE, TRANSFER_FILL = STYLE["device"]["stroke"], STYLE["device"]["transferFill"]
 # What a compiler pass did to a node (the compiler view), as the extension colours it.
-MARK_STROKE = {"folded": "#0d9488", "merged": "#9333ea", "simplified": "#2563eb",
-               "fused": "#ea580c", "removed": "#9ca3af"}
-CHAR_W, LINE_H, PAD, GAP_X, GAP_Y, MARGIN, TITLE_H = 7.0, 14, 8, 22, 46, 16, 28
+MARK_STROKE = {mark: c["stroke"] for mark, c in _static("marks").items()}
+CHAR_W = float(STYLE["charWidth"])
+GAP_X, GAP_Y, MARGIN = _SPACING["node"], _SPACING["rank"], _SPACING["margin"]
+LINE_H, PAD, TITLE_H = 14, 8, 28
+_FONT_SIZE = STYLE["fontSize"]
 
 
 def esc(text) -> str:
@@ -190,7 +210,7 @@ def _tooltip(n: dict) -> str:
 
 
 _TEXT_STYLE = {"label": 'font-weight="600" fill="#111827"', "value": 'fill="#1f2937"',
-               "shape": 'fill="#6b7280"', "grad": 'fill="#b91c1c"'}
+               "shape": 'fill="#6b7280"', "grad": f'fill="{STYLE["gradText"]}"'}
 
 
 def render_svg(doc: dict, collapse_above: int = 200, edge_labels_below: int = 60,
@@ -216,7 +236,7 @@ def render_svg(doc: dict, collapse_above: int = 200, edge_labels_below: int = 60
     out = [
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{total_w:.0f}" height="{total_h:.0f}" '
         f'viewBox="0 0 {total_w:.0f} {total_h:.0f}" font-family="Helvetica, Arial, sans-serif" '
-        'font-size="12">',
+        f'font-size="{_FONT_SIZE["label"]}">',
         f"<title>{esc(title)}</title>",
         '<defs><marker id="kg-arrow" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="7" '
         'markerHeight="7" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" '
@@ -246,7 +266,8 @@ def render_svg(doc: dict, collapse_above: int = 200, edge_labels_below: int = 60
                    f'{x2:.1f},{y2:.1f}" fill="none" stroke="{color}" stroke-width="1.3" '
                    f'marker-end="url(#{marker})"><title>{esc(tip)}</title></path>')
         if show_labels and e.get("label") not in (None, "", "()"):
-            out.append(f'<text x="{(x1 + x2) / 2 + 4:.1f}" y="{mid + 4:.1f}" font-size="10" '
+            out.append(f'<text x="{(x1 + x2) / 2 + 4:.1f}" y="{mid + 4:.1f}" '
+                       f'font-size="{_FONT_SIZE["edgeLabel"]}" '
                        f'fill="#6b7280">{esc(_clip(str(e["label"]), 24))}</text>')
     out.append("</g>")
     out.append('<g class="kg-nodes">')

@@ -1,0 +1,163 @@
+"""TensorFlow 1 spellings over kernelgraph's static mode.
+
+Classic TF1 tutorial code runs with only its import changed::
+
+    import kernelgraph.compat.v1 as tf
+    tf.disable_v2_behavior()
+    a = tf.placeholder(tf.float32)
+    b = tf.placeholder(tf.float32)
+    c = tf.multiply(a, b)
+    with tf.Session() as sess:
+        print(sess.run([c], feed_dict={a: [15.0], b: [20.0]}))   # [array([300.], ...)]
+
+The names live by idea in :mod:`.spellings` (ops, dtypes, variables), :mod:`.conv`
+(convolution and pooling in TF's layout), :mod:`.control_flow`, :mod:`.rnn` and
+:mod:`.optimizers` (``tf.train``); this module gathers them into TF1's namespaces
+(``tf.nn``, ``tf.losses``, ``tf.random``, ``tf.train``).
+"""
+
+from __future__ import annotations
+
+import types
+
+from ... import errors, ops
+from ...dtypes import float32, float64, int32, int64
+from ...graph import Graph, get_default_graph, name_scope, reset_default_graph
+from ...graph import Node as Node  # not TF's: the module offered it before its split
+from ...static.gradients import gradients
+from ...static.session import InteractiveSession, Session, get_default_session
+from ...static.variables import (
+    Variable,
+    constant,
+    global_variables,
+    global_variables_initializer,
+    group,
+    placeholder,
+    trainable_variables,
+    variables_initializer,
+)
+from .control_flow import cond, while_loop
+from .conv import avg_pool2d, conv2d, max_pool2d
+from .optimizers import (
+    AdamOptimizer,
+    GradientDescentOptimizer,
+    MomentumOptimizer,
+    Optimizer,
+    create_global_step,
+    get_global_step,
+    get_or_create_global_step,
+)
+from .rnn import BasicLSTMCell, BasicRNNCell, LSTMCell, LSTMStateTuple, _dynamic_rnn
+from .spellings import (
+    DType,
+    Operation,
+    Tensor,
+    _nn_dropout,
+    _sparse_xent,
+    abs,
+    add,
+    argmax,
+    assign,
+    assign_add,
+    assign_sub,
+    bool,
+    broadcast_to,
+    cast,
+    clip_by_value,
+    concat,
+    device,
+    disable_eager_execution,
+    disable_v2_behavior,
+    divide,
+    equal,
+    exp,
+    gather,
+    greater,
+    greater_equal,
+    identity,
+    initialize_all_variables,
+    less,
+    less_equal,
+    log,
+    matmul,
+    maximum,
+    minimum,
+    multiply,
+    negative,
+    not_equal,
+    one_hot,
+    ones,
+    ones_like,
+    pad,
+    pow,
+    random_normal,
+    random_uniform,
+    reduce_max,
+    reduce_mean,
+    reduce_sum,
+    reshape,
+    set_random_seed,
+    sigmoid,
+    sign,
+    split,
+    sqrt,
+    square,
+    stack,
+    subtract,
+    tanh,
+    transpose,
+    truediv,
+    where,
+    zeros,
+    zeros_like,
+)
+
+# Not TF's either: names the module offered before its split.
+from .spellings import as_dtype as as_dtype
+from .spellings import bool_ as bool_
+from .spellings import bool_py as bool_py
+from .spellings import kg_device as kg_device
+
+nn = types.SimpleNamespace(
+    relu=ops.relu, sigmoid=ops.sigmoid, tanh=ops.tanh,
+    softmax=lambda logits, axis=-1, name=None: ops.softmax(logits, axis=axis, name=name),
+    log_softmax=lambda logits, axis=-1, name=None: ops.log_softmax(logits, axis=axis,
+                                                                   name=name),
+    sparse_softmax_cross_entropy_with_logits=_sparse_xent,
+    dropout=_nn_dropout,
+    conv2d=conv2d, max_pool2d=max_pool2d, max_pool=max_pool2d,
+    avg_pool2d=avg_pool2d, avg_pool=avg_pool2d,
+    dynamic_rnn=_dynamic_rnn,
+    rnn_cell=types.SimpleNamespace(BasicRNNCell=BasicRNNCell, RNNCell=BasicRNNCell,
+                                   BasicLSTMCell=BasicLSTMCell, LSTMCell=LSTMCell,
+                                   LSTMStateTuple=LSTMStateTuple),
+)
+losses = types.SimpleNamespace(
+    mean_squared_error=lambda labels, predictions: ops.mse_loss(predictions, labels),
+    sparse_softmax_cross_entropy=lambda labels, logits: ops.cross_entropy(logits, labels),
+)
+random = types.SimpleNamespace(normal=random_normal, uniform=random_uniform,
+                               set_random_seed=ops.random.seed)
+train = types.SimpleNamespace(
+    Optimizer=Optimizer, GradientDescentOptimizer=GradientDescentOptimizer,
+    MomentumOptimizer=MomentumOptimizer, AdamOptimizer=AdamOptimizer,
+    get_global_step=get_global_step, create_global_step=create_global_step,
+    get_or_create_global_step=get_or_create_global_step,
+)
+
+__all__ = [
+    "DType", "Graph", "InteractiveSession", "Operation", "Session", "Tensor", "Variable",
+    "abs", "add", "assign", "assign_add", "assign_sub", "bool", "broadcast_to", "cast",
+    "constant", "disable_eager_execution", "disable_v2_behavior", "divide", "equal", "errors",
+    "exp", "float32", "float64", "get_default_graph", "get_default_session",
+    "global_variables", "global_variables_initializer", "gradients", "greater",
+    "greater_equal", "group", "identity", "initialize_all_variables", "int32", "int64",
+    "less", "less_equal", "log", "losses", "matmul", "maximum", "minimum", "multiply",
+    "name_scope", "negative", "nn", "not_equal", "ones", "ones_like", "placeholder", "pow",
+    "reduce_max", "reduce_mean", "reduce_sum", "reset_default_graph", "reshape", "sigmoid",
+    "sign", "sqrt", "square", "subtract", "tanh", "trainable_variables", "transpose",
+    "truediv", "variables_initializer", "where", "zeros", "zeros_like",
+    "argmax", "clip_by_value", "concat", "gather", "one_hot", "pad", "random",
+    "random_normal", "random_uniform", "set_random_seed", "split", "stack",
+    "device", "cond", "while_loop", "train",
+]

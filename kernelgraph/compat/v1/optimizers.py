@@ -1,0 +1,213 @@
+"""``tf.train``: TF1's optimizers (``GradientDescentOptimizer``, ``MomentumOptimizer``,
+``AdamOptimizer``, with TF1's update rules) and the graph's ``global_step``."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ... import ops
+from ...dtypes import float64
+from ...graph import Graph, Node, get_default_graph
+from ...optim import GraphUpdates as _GraphUpdates
+from ...static.gradients import gradients
+from ...static.variables import Variable
+
+
+class Optimizer(_GraphUpdates):
+    """TF1's ``tf.train.Optimizer``: ``minimize(loss)`` = ``apply_gradients(
+    compute_gradients(loss))``, a train op updating the trainable variables of the loss's
+    graph. The update rules are TF1's (see each subclass); the machinery (slot variables,
+    one ``group`` of assigns) is :mod:`kernelgraph.optim`'s."""
+
+    _slot_names: tuple = ()
+
+    def __init__(self, use_locking: bool = False, name: str = "Optimizer"):  # locking: no-op
+        self._name = name
+
+    def _hyper(self) -> dict:
+        return {}
+
+    def compute_gradients(self, loss: Node, var_list: list | None = None) -> list:
+        """``[(gradient, variable)]`` for ``var_list`` (default: the trainable variables of
+        the loss's graph); the gradient is None where the loss does not depend on it."""
+        if not isinstance(loss, Node) or type(loss).__name__ == "EagerNode":
+            raise TypeError(f"{type(self).__name__}.compute_gradients needs a graph tensor "
+                            f"loss, got {type(loss).__name__}")
+        graph = loss.graph
+        if var_list is None:
+            var_list = [v for v in graph.variables if v.trainable]
+        var_list = list(var_list)
+        if not var_list:
+            raise ValueError("No variables to optimize.")
+        with graph.as_default():
+            grads = gradients(loss, var_list)
+        return list(zip(grads, var_list))
+
+    def apply_gradients(self, grads_and_vars, global_step: Variable | None = None,
+                        name: str | None = None) -> Node:
+        """The train op applying ``[(gradient, variable)]``; increments ``global_step``."""
+        pairs = list(grads_and_vars)
+        if all(g is None for g, _ in pairs):
+            raise ValueError(f"No gradients provided for any variable: "
+                             f"{[v.name for _, v in pairs]}")
+        return self._train_op(pairs, self._hyper(), global_step, name, scope=self._name)
+
+    def minimize(self, loss: Node, global_step: Variable | None = None,
+                 var_list: list | None = None, name: str | None = None) -> Node:
+        """One train op: compute the gradients of ``loss`` and apply them.
+
+        >>> import kernelgraph.compat.v1 as tf
+        >>> with tf.Graph().as_default():
+        ...     w = tf.Variable(3.0)
+        ...     step = tf.train.get_or_create_global_step()
+        ...     train = tf.train.GradientDescentOptimizer(0.25).minimize(
+        ...         tf.square(w), global_step=step)
+        ...     with tf.Session() as sess:
+        ...         sess.run(tf.global_variables_initializer())
+        ...         _ = sess.run(train)
+        ...         float(sess.run(w)), int(sess.run(step))     # 3 - 0.25 * 6
+        (1.5, 1)
+        """
+        return self.apply_gradients(self.compute_gradients(loss, var_list), global_step, name)
+
+    def get_slot_names(self) -> list:
+        """The names ``get_slot`` accepts (TF's: ``['m', 'v']`` for Adam)."""
+        return list(self._slot_names)
+
+
+class GradientDescentOptimizer(Optimizer):
+    """``var -= learning_rate * grad``.
+
+    >>> import kernelgraph.compat.v1 as tf
+    >>> with tf.Graph().as_default():
+    ...     w = tf.Variable(1.0)
+    ...     train = tf.train.GradientDescentOptimizer(0.1).minimize(w * w)
+    ...     with tf.Session() as sess:
+    ...         sess.run(tf.global_variables_initializer()); _ = sess.run(train)
+    ...         round(float(sess.run(w)), 6)                # 1 - 0.1 * 2
+    0.8
+    """
+
+    def __init__(self, learning_rate: float, use_locking: bool = False,
+                 name: str = "GradientDescent"):
+        super().__init__(use_locking, name)
+        self._lr = learning_rate
+
+    def _update(self, p, g, state, hyper):
+        return self._lr * g, {}
+
+
+class MomentumOptimizer(Optimizer):
+    """``accum = momentum * accum + grad; var -= learning_rate * accum`` (with
+    ``use_nesterov``: ``var -= learning_rate * (grad + momentum * accum)``).
+
+    >>> import kernelgraph.compat.v1 as tf
+    >>> with tf.Graph().as_default():
+    ...     w = tf.Variable(1.0)
+    ...     opt = tf.train.MomentumOptimizer(0.1, momentum=0.5)
+    ...     train = opt.minimize(w * w)
+    ...     with tf.Session() as sess:
+    ...         sess.run(tf.global_variables_initializer())
+    ...         _ = sess.run(train); _ = sess.run(train)     # accum 2, then 0.5*2 + 1.6
+    ...         round(float(sess.run(w)), 6), opt.get_slot(w, "momentum").name
+    (0.54, 'Momentum/Variable/momentum')
+    """
+
+    _slot_names = ("momentum",)
+
+    def __init__(self, learning_rate: float, momentum: float, use_locking: bool = False,
+                 name: str = "Momentum", use_nesterov: bool = False):
+        super().__init__(use_locking, name)
+        self._lr, self._momentum, self._nesterov = learning_rate, momentum, use_nesterov
+
+    def _slot_specs(self, p) -> dict:
+        return {"momentum": (tuple(p.shape), p.dtype, 0.0)}
+
+    def _update(self, p, g, state, hyper):
+        accum = self._momentum * state["momentum"] + g
+        step = g + self._momentum * accum if self._nesterov else accum
+        return self._lr * step, {"momentum": accum}
+
+
+class AdamOptimizer(Optimizer):
+    """TF1's Adam, with epsilon added to sqrt(v) *before* the bias correction folds into
+    the learning rate (unlike PyTorch's, see :class:`kernelgraph.optim.Adam`)::
+
+        t = t + 1
+        lr_t = learning_rate * sqrt(1 - beta2**t) / (1 - beta1**t)
+        m = beta1 * m + (1 - beta1) * g
+        v = beta2 * v + (1 - beta2) * g * g
+        var -= lr_t * m / (sqrt(v) + epsilon)
+
+    TF keeps ``beta1_power``/``beta2_power`` variables; here each variable counts its steps.
+
+    >>> import kernelgraph.compat.v1 as tf
+    >>> with tf.Graph().as_default():
+    ...     w = tf.Variable(1.0)
+    ...     train = tf.train.AdamOptimizer(0.1).minimize(w * w)
+    ...     with tf.Session() as sess:
+    ...         sess.run(tf.global_variables_initializer()); _ = sess.run(train)
+    ...         round(float(sess.run(w)), 6)                # the first step is lr * sign(g)
+    0.9
+    """
+
+    _slot_names = ("m", "v")
+
+    def __init__(self, learning_rate: float = 0.001, beta1: float = 0.9, beta2: float = 0.999,
+                 epsilon: float = 1e-08, use_locking: bool = False, name: str = "Adam"):
+        super().__init__(use_locking, name)
+        self._lr, self._beta1, self._beta2, self._eps = learning_rate, beta1, beta2, epsilon
+
+    def _slot_specs(self, p) -> dict:
+        shape = tuple(p.shape)
+        return {"step": ((), float64, 0.0), "m": (shape, p.dtype, 0.0),
+                "v": (shape, p.dtype, 0.0)}
+
+    def _update(self, p, g, state, hyper):
+        b1, b2 = self._beta1, self._beta2
+        t = state["step"] + 1.0
+        lr_t = ops.cast(self._lr * ops.sqrt(1.0 - ops.pow(b2, t)) / (1.0 - ops.pow(b1, t)),
+                        dtype=p.dtype)
+        m = b1 * state["m"] + (1 - b1) * g
+        v = b2 * state["v"] + (1 - b2) * (g * g)
+        return lr_t * (m / (ops.sqrt(v) + self._eps)), {"step": t, "m": m, "v": v}
+
+
+def get_global_step(graph: Graph | None = None) -> Variable | None:
+    """The graph's ``global_step`` variable, or None.
+
+    >>> import kernelgraph.compat.v1 as tf
+    >>> with tf.Graph().as_default():
+    ...     print(tf.train.get_global_step())
+    None
+    """
+    graph = graph or get_default_graph()
+    found = [v for v in graph.variables if v.name == "global_step"]
+    return found[0] if found else None
+
+
+def create_global_step(graph: Graph | None = None) -> Variable:
+    """A new int64 ``global_step`` variable (0, not trainable).
+
+    >>> import kernelgraph.compat.v1 as tf
+    >>> with tf.Graph().as_default():
+    ...     tf.train.create_global_step().name
+    'global_step'
+    """
+    graph = graph or get_default_graph()
+    if get_global_step(graph) is not None:
+        raise ValueError('"global_step" already exists.')
+    with graph.as_default():
+        return Variable(np.array(0, np.int64), trainable=False, name="global_step")
+
+
+def get_or_create_global_step(graph: Graph | None = None) -> Variable:
+    """The graph's ``global_step`` variable, made if there is none.
+
+    >>> import kernelgraph.compat.v1 as tf
+    >>> with tf.Graph().as_default():
+    ...     tf.train.get_or_create_global_step() is tf.train.get_or_create_global_step()
+    True
+    """
+    step = get_global_step(graph)
+    return step if step is not None else create_global_step(graph)

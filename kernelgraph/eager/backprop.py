@@ -1,0 +1,274 @@
+"""Backward through the recorded eager graph: ``t.backward()``, ``kg.autograd.backward``
+and ``kg.autograd.grad``. :class:`_EagerMode` shows eager tensors to the one reverse mode,
+:func:`kernelgraph.autodiff.propagate`; the tensors' hooks run here."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import autodiff, devices, trace
+from .. import ops as O
+from ..ops.products import Sink, Stacker
+from .dispatch import _value
+from .grad_mode import set_grad_enabled
+from .tensors import Tensor, _type_name, _wrap
+
+ndarray = np.ndarray
+
+
+_FREED = ("Trying to backward through the graph a second time (or directly access saved "
+          "tensors after they have already been freed). Saved intermediate values of the "
+          "graph are freed when you call .backward() or autograd.grad(). Specify "
+          "retain_graph=True if you need to backward through the graph a second time or if "
+          "you need to access saved tensors after calling backward.")
+
+
+class _EagerMode(autodiff.Mode):
+    """Eager tensors as autodiff sees them: values are arrays (or tensors when building a
+    differentiable backward graph), and gradients gather under nodes and leaf tensors."""
+
+    def __init__(self, create_graph):
+        self.create_graph = create_graph
+        self._sums = {}  # id(leaf) -> the array this backward sums the leaf's gradient in
+        self.sinks = {}  # id(leaf) -> (leaf, its Sink): gradients handed in as factors
+
+    def accumulate(self, key, total, g):
+        # A weight used many times (a tree network's layer at every node) gets a gradient per
+        # use: after the first sum, which makes a new array, they are added into that array
+        # in place (the same IEEE additions as the add op's, one allocation and dispatch
+        # fewer per use). Only an array made here is written: a rule's result may be shared
+        # (one bias gradient handed to two inputs). An RNN cell's weights skip this: their
+        # rule hands the factors to a Sink (ops/products.py).
+        # (propagate hands over g in the leaf's shape and dtype.)
+        if type(key) is Tensor and not self.create_graph:
+            if self._sums.get(id(key)) is total and type(g) is ndarray:
+                return np.add(total, g, out=total)
+            total = O.add(total, g)
+            if type(total) is ndarray:
+                self._sums[id(key)] = total
+            return total
+        return O.add(total, g)
+
+    def value(self, node):
+        if not self.create_graph:
+            return node.value
+        # The output as a tensor of the graph being differentiated, so that a rule that
+        # reads it (tanh's 1 - y**2) is differentiated through it too, as PyTorch's saved
+        # result is: d2/dx2 tanh(x) is -2 y (1 - y**2), not 0.
+        out = _wrap(node.value)
+        out._node = node
+        out.requires_grad = True
+        return out
+
+    def inputs(self, node):
+        needs, values, keys = [], [], []
+        as_tensor, sinks = self.create_graph, self.sinks
+        for x in node.inputs:
+            if type(x) is Tensor:
+                values.append(x if as_tensor else x.data)
+                if x.requires_grad:
+                    if x._node is None:  # a leaf: a rule may hand its gradient to a sink
+                        if as_tensor:
+                            needs.append(True)
+                        else:
+                            entry = sinks.get(id(x))
+                            if entry is None:
+                                entry = sinks[id(x)] = (x, Sink())
+                            needs.append(entry[1])
+                        keys.append(x)
+                    else:
+                        needs.append(True)
+                        keys.append(x._node)
+                    continue
+            else:
+                values.append(x)
+            needs.append(False)
+            keys.append(None)
+        return needs, values, keys
+
+    def same_shape(self, g, x):
+        return g.shape == x.shape
+
+    def on_gradient(self, node, g):
+        if node.hooks:
+            g = _run_hooks(node.hooks, g, self.create_graph)
+        if node.retained is not None:
+            owner = node.retained()
+            if owner is not None:
+                owner._grad = _as_grad(g, owner.grad, self.create_graph)
+        return g
+
+
+def _run_hooks(hooks, g, create_graph):
+    for hook in hooks:
+        replaced = hook(g if create_graph else _wrap(g))
+        if replaced is not None:
+            _check_hook_result(hook, replaced, g.data if create_graph else g)
+            g = replaced if create_graph else replaced.data
+    return g
+
+
+def _kind(data) -> str:
+    """'float32' for a host array, 'cuda:0 float32' for a device one (a hook's message)."""
+    where = devices.device_of(data)
+    return data.dtype.name if where.type == "cpu" else f"{where} {data.dtype.name}"
+
+
+def _check_hook_result(hook, replaced, g) -> None:
+    """A hook may replace a gradient only by a tensor of its dtype, device and shape (as in
+    PyTorch, whose words these are; 'Tensor' where PyTorch still says 'Variable')."""
+    if not isinstance(replaced, Tensor):
+        raise TypeError(f"expected Tensor, but hook returned '{_type_name(replaced)}'")
+    new = replaced.data
+    name = getattr(hook, "__name__", "<unknown>")
+    if new.dtype != g.dtype or devices.device_of(new) != devices.device_of(g):
+        raise RuntimeError(f"hook '{name}' has changed the type of value (was {_kind(g)} got "
+                           f"{_kind(new)})")
+    if new.shape != g.shape:
+        raise RuntimeError(f"hook '{name}' has changed the size of value")
+
+
+def _as_grad(g, previous, create_graph):
+    if create_graph:
+        return g if previous is None else previous + g
+    if type(g) is ndarray and not g.flags.writeable:
+        g = g.copy()  # a broadcast view; .grad must be an array the user may change
+    if previous is None:
+        return _wrap(g)
+    return _wrap(O.add(previous.data, g))
+
+
+def _reachable(roots):
+    order, seen, stack = [], set(), [r for r in roots if r is not None]
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if node.freed:
+            raise RuntimeError(_FREED)
+        order.append(node)
+        for x in node.inputs:
+            if type(x) is Tensor and x._node is not None:
+                stack.append(x._node)
+    order.sort(key=lambda n: n.seq, reverse=True)
+    return order
+
+
+def _towards(order, inputs):
+    """``autograd.grad``'s walk, as PyTorch's engine runs it: the nodes of ``order`` (latest
+    first) on a path to one of ``inputs`` (nothing beyond them runs: no rule, no hook), the
+    ids of the input nodes, whose gradients are kept (an input may also lead to an earlier
+    one: ``t = 2 * x``, inputs ``[x, t]``), and those of them that lead to no other input."""
+    targets = {id(x._node if x._node is not None else x) for x in inputs}
+    leads, ends = set(), set()
+    for node in reversed(order):  # earliest first: a node's inputs are decided before it
+        onward = any(type(x) is Tensor and x.requires_grad and
+                     (id(x) in targets if x._node is None else id(x._node) in leads)
+                     for x in node.inputs)
+        if onward or id(node) in targets:
+            leads.add(id(node))
+            if not onward:
+                ends.add(id(node))
+    keep = frozenset(i for i in targets if i in leads)
+    return [n for n in order if id(n) in leads], keep, frozenset(ends)
+
+
+def _differentiate(tensors, grad_tensors, retain_graph, create_graph, inputs=None):
+    """Propagate from ``tensors`` and return autodiff's gradient dict, writing no ``.grad``.
+    With ``inputs`` (``autograd.grad``'s), only the nodes on a path to one of them are
+    walked, and each input's total gradient stays in the dict (see :func:`_towards`)."""
+    tensors = [tensors] if isinstance(tensors, Tensor) else list(tensors)
+    if grad_tensors is None:
+        grad_tensors = [None] * len(tensors)
+    elif isinstance(grad_tensors, Tensor | ndarray | float | int):
+        grad_tensors = [grad_tensors]
+    if len(grad_tensors) != len(tensors):
+        raise RuntimeError(f"got {len(grad_tensors)} gradients for {len(tensors)} tensors")
+    grads = {}
+    for i, (t, g) in enumerate(zip(tensors, grad_tensors)):
+        if not t.requires_grad:
+            raise RuntimeError(f"element {i} of tensors does not require grad and does not "
+                               "have a grad_fn")
+        if g is None:
+            if t.data.size != 1:
+                raise RuntimeError("grad can be implicitly created only for scalar outputs")
+            g = O.ones_like(t.data)
+        else:
+            g = _value(g)
+            if devices.is_cuda_array(g):
+                g = O.cast(g, dtype=t.dtype)
+            else:
+                g = devices.transfer(np.asarray(g, dtype=t.dtype), t.device)
+            if g.shape != t.shape:
+                raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of "
+                                   f"{g.shape} and output[{i}] has a shape of {t.shape}.")
+        key = t._node if t._node is not None else t
+        g = _wrap(g) if create_graph else g
+        prev = grads.get(id(key))
+        grads[id(key)] = (key, g if prev is None else prev[1] + g)
+    if retain_graph is None:
+        retain_graph = create_graph  # as in PyTorch
+    order = _reachable([t._node for t in tensors])
+    keep = ends = frozenset()
+    if inputs is not None:
+        order, keep, ends = _towards(order, inputs)
+    mode = _EagerMode(create_graph)
+    with set_grad_enabled(bool(create_graph)):
+        autodiff.propagate(order, grads, mode, keep, ends)
+        stacked = Stacker()
+        for leaf_id, (leaf, sink) in mode.sinks.items():
+            g = sink.value(stacked)  # a weight's per-step gradients, as one product now
+            if g is not None:
+                prev = grads.get(leaf_id)
+                grads[leaf_id] = (leaf, g if prev is None else O.add(prev[1], g))
+    if not retain_graph:
+        for node in order:
+            node.freed = True
+    return grads
+
+
+def backward(tensors, grad_tensors=None, retain_graph: bool | None = None,
+             create_graph: bool = False) -> None:
+    """``kg.autograd.backward``: accumulate gradients of ``tensors`` into the leaves.
+
+    ``retain_graph`` defaults to ``create_graph``; without it the graph is freed afterwards.
+    """
+    grads = _differentiate(tensors, grad_tensors, retain_graph, create_graph)
+    with set_grad_enabled(bool(create_graph)):
+        for leaf, g in grads.values():
+            if type(leaf) is Tensor:
+                hooks = leaf._leaf_hooks()
+                if hooks:
+                    g = _run_hooks(hooks, g, create_graph)
+                if trace.active:
+                    trace.emit("gradient", node=leaf, grad=g)
+                leaf._grad = _as_grad(g, leaf.grad, create_graph)
+
+
+def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
+         allow_unused=False):
+    """``kg.autograd.grad``: gradients of ``outputs`` w.r.t. ``inputs`` (a tuple, one per
+    input), computed without touching any ``.grad``. Each is the total derivative, also
+    where one input is computed from another (``t = 2 * x; z = 3 * t``:
+    ``grad(z, [x, t])`` is ``(6, 3)``, as in PyTorch); only the part of the graph that
+    leads to an input is walked (hooks beyond the inputs do not run)."""
+    inputs = [inputs] if isinstance(inputs, Tensor) else list(inputs)
+    if not all(x.requires_grad for x in inputs):  # checked before anything runs (PyTorch)
+        raise RuntimeError("One of the differentiated Tensors does not require grad")
+    grads = _differentiate(outputs, grad_outputs, retain_graph, create_graph, inputs)
+    result = []
+    for k, x in enumerate(inputs):
+        entry = grads.get(id(x._node if x._node is not None else x))
+        if entry is None:
+            if not allow_unused:
+                raise RuntimeError(f"The differentiated Tensor at index {k} appears to not "
+                                   "have been used in the graph. Set allow_unused=True if "
+                                   "this is the desired behavior.")
+            result.append(None)
+        else:
+            g = entry[1]
+            if not create_graph and type(g) is ndarray and not g.flags.writeable:
+                g = g.copy()
+            result.append(g if create_graph else _wrap(g))
+    return tuple(result)

@@ -182,17 +182,5 @@ dim_size = define("dim_size", _dim_size_forward, _dim_size_infer, None, attr_nam
                   doc="The size of ``x`` along ``axis`` at run time (an int64 scalar).")
 
 
-def __getattr__(name: str):
-    # TRANSITIONAL, for the lead: kg.cond and kg.while_loop moved up to the static front-end
-    # (kernelgraph.static.control_flow.api, floor 4). kernelgraph/__init__.py and compat/v1.py
-    # still import them from here; once they import them from kernelgraph.static.control_flow,
-    # delete this function (its import goes up a floor).
-    if name in ("cond", "while_loop"):
-        from ..static.control_flow import api
-
-        return getattr(api, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
 __all__ = ["HOST_OPS", "OBJECT", "Results", "cond_op", "dim_size", "flatten", "output_op",
            "pack_as", "structure_of", "while_grad_op", "while_op"]

@@ -116,7 +116,7 @@ from .static.variables import (
 reduce_sum, reduce_mean, reduce_max = sum, mean, max
 multiply, subtract, divide, negative = mul, sub, div, neg
 
-__version__ = "0.1.0"
+from .version import __version__ as __version__  # noqa: E402 - one place for the version
 
 
 def _jupyter_labextension_paths() -> list[dict[str, str]]:

@@ -54,6 +54,9 @@ from . import devices
 from .eager import Tensor
 from .errors import CheckpointError, FailedPreconditionError, shown
 from .graph import Node
+from .nn.module import Module
+from .static.session import Session
+from .version import __version__
 
 FORMAT = "kernelgraph-checkpoint"
 VERSION = 1
@@ -66,14 +69,10 @@ MAX_NAME_BYTES = 0xFFFF - len(".npy")
 
 # -- what an object holds ------------------------------------------------------------------------
 def _is_module(obj) -> bool:
-    from .nn import Module
-
     return isinstance(obj, Module)
 
 
 def _is_session(obj) -> bool:
-    from .static.session import Session
-
     return isinstance(obj, Session)
 
 
@@ -193,8 +192,6 @@ def save(path: str | os.PathLike, obj, module=None) -> None:
     kind, arrays, cls = _collect(obj, module)
     for name in arrays:  # before anything is written
         _check_stored_name(name)
-    from . import __version__
-
     meta = {"format": FORMAT, "version": VERSION, "kind": kind, "class": cls,
             "kernelgraph": __version__,
             "entries": [{"name": n, "shape": list(a.shape), "dtype": a.dtype.str,

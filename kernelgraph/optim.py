@@ -36,11 +36,12 @@ import numpy as np
 
 from . import dtypes as D
 from . import ops as O
-from .eager import Tensor, no_grad, tensor
+from .eager import Tensor, enable_grad, no_grad, tensor
 from .errors import shown
 from .graph import Node
 from .nn.init import copy_into
 from .nn.module import variable_of
+from .static.control_flow import root_graph
 from .static.gradients import gradients
 from .static.variables import Variable, group
 
@@ -198,8 +199,6 @@ class Optimizer(GraphUpdates):
         """
         loss = None
         if closure is not None:
-            from .eager import enable_grad
-
             with enable_grad():
                 loss = closure()
         hyper = self._hyper()
@@ -244,8 +243,6 @@ class Optimizer(GraphUpdates):
             raise TypeError(f"{type(self).__name__}.minimize(loss) builds a train op in the "
                             f"loss's graph, but the loss is a {type(loss).__name__}; in eager "
                             "mode call loss.backward() and then opt.step()")
-        from .static.control_flow import root_graph
-
         graph = root_graph(loss.graph)
         variables = self._variables_in(graph, var_list)
         with graph.as_default():
@@ -253,8 +250,6 @@ class Optimizer(GraphUpdates):
         return self._train_op(zip(grads, variables), self._hyper(), global_step, name)
 
     def _variables_in(self, graph, var_list) -> list:
-        from .static.control_flow import root_graph
-
         found = []
         for k, p in enumerate(self._params if var_list is None else list(var_list)):
             if isinstance(p, Variable):

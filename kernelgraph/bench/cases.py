@@ -36,6 +36,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .. import cuda as kg_cuda
+from ..ops.registry import cuda_package
+
 #: One cycle of the chain: (op, scalar operand or None).
 CHAIN_CYCLE = (("mul", 1.01), ("add", 0.5), ("tanh", None), ("sigmoid", None))
 CHAIN_LENGTH = 100
@@ -703,8 +706,9 @@ class Unavailable(Exception):
 
 
 def _require_gpu():
-    from kernelgraph.kernels.cuda import core
-
+    # The CUDA kernels load first, as on any first CUDA use: their memory pool must be in
+    # place before numba makes a context (a baseline may use numba.cuda directly).
+    core = cuda_package().core
     if not kg_cuda_available():
         raise Unavailable("no CUDA GPU here (kg.cuda.is_available() is False)")
     if core.SIMULATOR:
@@ -713,9 +717,7 @@ def _require_gpu():
 
 
 def kg_cuda_available() -> bool:
-    import kernelgraph
-
-    return kernelgraph.cuda.is_available()
+    return kg_cuda.is_available()
 
 
 def _torch_cuda(torch):

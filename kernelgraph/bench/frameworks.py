@@ -12,6 +12,8 @@ import os
 import platform
 import sys
 
+import kernelgraph
+
 #: Every framework the benchmarks know, in table order.
 FRAMEWORKS = ("kernelgraph", "numpy", "torch", "tensorflow")
 
@@ -56,8 +58,6 @@ def machine_info(modules: dict) -> dict:
     """
     import numba
     import numpy
-
-    import kernelgraph
 
     try:
         usable = len(os.sched_getaffinity(0))

@@ -43,10 +43,10 @@ import warnings
 
 from .. import devices, eager
 from ..errors import TraceError, TraceWarning, shown
-from ..graph import _PACKAGE_DIR
+from ..graph import _PACKAGE_DIR, describe_location
 from ..ops.random import _state as _random_state
 from .captures import Capture, find_paths, roots_of
-from .concrete import ConcreteFunction, Guard, Miss
+from .concrete import ConcreteFunction, Guard, Miss, _short
 from .record import Recorder, to_graph
 from .signature import ArgumentError, accepts, changes, readable, relax, signature
 
@@ -373,15 +373,7 @@ def function(fn=None, *, reduce_retracing: bool = False, max_traces: int = 8,
 
 
 def describe(location) -> str:
-    from ..graph import describe_location
-
     return describe_location(location) if location else "  (unknown line)"
-
-
-def _short(value) -> str:
-    from .concrete import _short as short
-
-    return short(value)
 
 
 def _context(key: tuple) -> tuple:

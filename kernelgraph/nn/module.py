@@ -43,7 +43,10 @@ from .. import dtypes as D
 from ..devices import to_numpy
 from ..eager import Tensor, no_grad, tensor
 from ..errors import shown
-from ..graph import Graph, Node
+from ..graph import Graph, Node, get_default_graph
+from ..static.control_flow import root_graph
+from ..static.variables import Variable
+from .init import copy_into
 
 
 class _Calls(threading.local):
@@ -59,8 +62,6 @@ _calls = _Calls()
 def _static_graph(values) -> Graph | None:
     """The user's graph of the first graph node among ``values`` (nested lists, tuples and
     dicts looked into), or None when there is none (an eager call)."""
-    from ..static.control_flow import root_graph
-
     stack = list(values)
     while stack:
         v = stack.pop(0)
@@ -89,8 +90,6 @@ def variable_of(parameter: Tensor, graph: Graph):
     >>> variable_of(cell.weight_ih, g).name
     'rnn_cell/weight_ih'
     """
-    from ..static.control_flow import root_graph
-
     ref, var = _PARAMETER_VARIABLES.get(root_graph(graph), {}).get(id(parameter), (None, None))
     return var if ref is not None and ref() is parameter else None
 
@@ -242,9 +241,6 @@ class Module:
         ...     [v.name for v in kg.nn.RNNCell(2, 3, bias=False).variables()]
         ['rnn_cell/weight_ih', 'rnn_cell/weight_hh']
         """
-        from ..graph import get_default_graph
-        from ..static.control_flow import root_graph
-
         graph = root_graph(graph if graph is not None else get_default_graph())
         found = [v for name, v in self._graph_variables(graph).items()
                  if self._parameters[name] is not None]
@@ -283,8 +279,6 @@ class Module:
         ...
         RuntimeError: RNNCell.load_state_dict: missing keys ['weight_hh', 'bias_ih', 'bias_hh']
         """
-        from .init import copy_into
-
         if not isinstance(state_dict, dict):
             raise TypeError(f"load_state_dict expects a dict of name -> array, got "
                             f"{type(state_dict).__name__}")
@@ -316,8 +310,6 @@ class Module:
     def _graph_variables(self, graph: Graph) -> dict:
         made = self._variables.get(graph)
         if made is None:
-            from ..static.variables import Variable
-
             made = {}
             # Made in the user's graph even while a loop body or branch is being traced
             # there (then the body reads them as captured inputs, like any outer node).

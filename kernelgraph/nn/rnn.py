@@ -45,9 +45,11 @@ from .. import ops as O
 from ..devices import device
 from ..eager import Tensor, tensor
 from ..errors import shown
-from ..graph import Node, shape_str, user_location
+from ..graph import Node, get_default_graph, shape_str, user_location
 from ..ops import random as R
 from ..ops.control import dim_size, flatten, pack_as
+from ..static.control_flow import FuncGraph, build_while
+from ..static.variables import constant
 from .module import Module, _calls
 
 _WEIGHTS = ("weight_ih", "weight_hh", "bias_ih", "bias_hh")  # a cell's parameters, in order
@@ -305,9 +307,6 @@ def dynamic_rnn(cell, inputs, sequence_length=None, initial_state=None, dtype=No
         raise TypeError(f"dynamic_rnn: dtype {D.as_dtype(dtype).name} differs from the "
                         f"inputs' {inputs.dtype.name}")
     if static:
-        from ..graph import get_default_graph
-        from ..static.control_flow import FuncGraph
-
         current = get_default_graph()  # a loop body being traced, or the inputs' graph
         graph = current if isinstance(current, FuncGraph) else inputs.graph
         with graph.as_default(), graph.name_scope(scope or "rnn"):
@@ -409,8 +408,6 @@ def _static_rnn(cell, inputs, sequence_length, initial_state, time_major):
         alive = O.less(t, lengths)[:, None]
         return (t + 1, _keep(alive, h_next, h)), [O.where(alive, out, O.zeros_like(out))]
 
-    from ..static.control_flow import build_while
-
     start = np.array(0, np.int64)
     # A node shaped like one step's output, for a loop of no steps: the state (or, for a
     # tuple state such as an LSTM's (h, c), its first part, h) when the sizes agree.
@@ -430,8 +427,6 @@ def _static_lengths(sequence_length, x):
     node ``x``: checked now where the sizes are known, and when the graph runs where not."""
     batch = None if x.shape is None else x.shape[1]
     if not isinstance(sequence_length, Node):
-        from ..static.variables import constant
-
         lengths = _host_lengths(sequence_length, batch)
         return constant(lengths.astype(np.int64), name="sequence_length")
     lengths = sequence_length

@@ -26,7 +26,10 @@ from __future__ import annotations
 import sys
 from collections.abc import Mapping
 
+from ..eager import Tensor
+from .compiler import compiler_svg, compiler_text
 from .document import MIME_TYPE, document_of
+from .stepper import stepper_line
 from .svg import render_svg
 
 TEXT_LINES = 12
@@ -52,8 +55,6 @@ def text_summary(doc: dict, max_lines: int = TEXT_LINES) -> str:
 
 def caller_names(depth: int = 2) -> dict:
     """Names of the caller's variables that hold kg.Tensors (to label eager leaves)."""
-    from ..eager import Tensor
-
     try:
         frame = sys._getframe(depth)
     except ValueError:
@@ -70,14 +71,10 @@ def bundle_of(doc: dict, collapse_above: int = 200) -> dict:
     """The MIME bundle for a document (see module docstring); a compiler view
     (``kg.show(sess.explain(...))``) gets its own SVG and text fallbacks."""
     if doc.get("compiler"):
-        from .compiler import compiler_svg, compiler_text
-
         return {MIME_TYPE: doc, "image/svg+xml": compiler_svg(doc),
                 "text/plain": compiler_text(doc)}
     text = text_summary(doc)
     if doc.get("stepper"):
-        from .stepper import stepper_line
-
         text += "\n" + stepper_line(doc)
     return {MIME_TYPE: doc, "image/svg+xml": render_svg(doc, collapse_above),
             "text/plain": text}

@@ -166,8 +166,36 @@ def _cuda_module():
     return cuda
 
 
-# numba's device array classes, filled in by kernelgraph.kernels.cuda when it loads.
+# numba's device array classes (every subclass: front-ends look types up exactly), filled
+# in on the first look at a value that may be one (see cuda_array_types).
 CUDA_ARRAY_TYPES: tuple = ()
+# The loader of the CUDA kernels (kernelgraph.kernels.cuda, a floor above), installed by
+# kernelgraph.ops.registry: a host value copied to a GPU goes through their allocator.
+_cuda_loader: list = []
+
+
+def install_cuda_loader(load) -> None:
+    """Let this module load the CUDA kernels package with ``load()`` when it first needs it
+    (kernelgraph.ops.registry calls this at import)."""
+    _cuda_loader[:] = [load]
+
+
+def cuda_array_types() -> tuple:
+    """numba's device array classes: the simulator's one under ``NUMBA_ENABLE_CUDASIM=1``,
+    else the driver's three (imports numba.cuda)."""
+    global CUDA_ARRAY_TYPES
+    if not CUDA_ARRAY_TYPES:
+        from numba import config
+
+        if config.ENABLE_CUDASIM:
+            from numba.cuda.simulator.cudadrv.devicearray import FakeCUDAArray
+
+            CUDA_ARRAY_TYPES = (FakeCUDAArray,)
+        else:
+            from numba.cuda.cudadrv import devicearray as D
+
+            CUDA_ARRAY_TYPES = (D.DeviceNDArray, D.MappedNDArray, D.ManagedNDArray)
+    return CUDA_ARRAY_TYPES
 
 
 def is_cuda_array(x) -> bool:
@@ -176,7 +204,7 @@ def is_cuda_array(x) -> bool:
     if not CUDA_ARRAY_TYPES:
         if "numba.cuda" not in sys.modules:
             return False  # nobody can have made a device array yet
-        from .kernels import cuda  # noqa: F401 - registers the array types
+        cuda_array_types()
     return isinstance(x, CUDA_ARRAY_TYPES)
 
 
@@ -218,9 +246,7 @@ def transfer(x, dev: Device):
         return x
     if dev.type == "cuda":  # from the host (a GPU-to-GPU copy is refused by require: one GPU)
         require(dev)
-        from .kernels.cuda import core
-
-        return core.to_device(np.asarray(x))
+        return _cuda_loader[0]().core.to_device(np.asarray(x))
     return x.copy_to_host()
 
 
@@ -230,25 +256,9 @@ def to_numpy(x) -> np.ndarray:
 
 
 # -- kernels per device ----------------------------------------------------------------------
-def forward_for(op, dev: Device):
-    """The function that runs ``op`` on ``dev``."""
-    if dev.type == "cpu":
-        return op.forward
-    require(dev)
-    from .kernels.cuda import FORWARDS
-
-    try:
-        return FORWARDS[op.name]
-    except KeyError:
-        # Ops the compiler makes for one device (fused kernels) are their own forward there.
-        if getattr(op.forward, "device_type", None) == dev.type:
-            return op.forward
-        raise NotImplementedError(f"op '{op.name}' has no CUDA kernel") from None
-
-
-def forward_for_values(op, values):
-    """The forward for the device that all of ``values`` live on; a DeviceError naming two
-    devices when they differ (Python numbers go anywhere)."""
+def device_of_values(op, values) -> Device:
+    """The device all of ``values`` live on (CPU for none; Python numbers go anywhere), or a
+    DeviceError naming two devices and ``op`` when they differ."""
     found = None
     for v in values:
         if isinstance(v, _NUMBERS):
@@ -258,20 +268,24 @@ def forward_for_values(op, values):
             found = dev
         elif dev != found:
             raise mismatch(op, found, dev)
-    return forward_for(op, found or CPU)
+    return found or CPU
+
+
+def forward_for(op, dev: Device):
+    """The function that runs ``op`` on ``dev``: ``op.kernel(dev)`` (the op card knows its
+    kernels; this module only knows devices)."""
+    return op.kernel(dev)
+
+
+def forward_for_values(op, values):
+    """The function that runs ``op`` on the device all of ``values`` live on."""
+    return op.kernel(device_of_values(op, values))
 
 
 def mismatch(op, a: Device, b: Device) -> DeviceError:
     return DeviceError(f"Expected all tensors to be on the same device, but found at least "
                        f"two devices, {a} and {b}! (in op '{op.name}'; move one with "
                        f".to('{a}') or .to('{b}'))")
-
-
-def apply_device_arrays(op, args, attrs):
-    """The plain-array front-end for device arrays (gradient rules in eager backward)."""
-    if attrs and "name" in attrs:
-        attrs = {k: v for k, v in attrs.items() if k != "name"}
-    return forward_for_values(op, args)(*args, **attrs)
 
 
 # -- the kg.cuda namespace -------------------------------------------------------------------

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import devices
 from .errors import shown
 
 float32 = np.dtype(np.float32)
@@ -97,6 +98,73 @@ def promote_with_scalar(tensor_dtype: np.dtype, value) -> np.dtype:
     if _kind_rank(sd)[0] <= _kind_rank(tensor_dtype)[0]:
         return tensor_dtype
     return DEFAULT_FLOAT if sd is DEFAULT_FLOAT else DEFAULT_INT
+
+
+# -- compute rules: the dtype an op computes in, after promotion -----------------------------
+# Each elementwise op's card names one (kernelgraph.ops.elementwise): the CPU and CUDA
+# kernels both apply it, so every device gives the same dtypes and refuses the same bools.
+def floating(dt: np.dtype) -> np.dtype:
+    """Integers and bools compute in float32, as PyTorch's ``exp`` or true division do."""
+    return dt if dt in FLOATS else float32
+
+
+def arith(dt: np.dtype) -> np.dtype:
+    """Bools count as int64 (``relu_grad`` of a bool mask)."""
+    return int64 if dt is bool_ else dt
+
+
+def same(dt: np.dtype) -> np.dtype:
+    """The promoted dtype itself: bools stay bools (``b + b`` is a logical or, as the bool
+    loop of a scalar body stores any nonzero result as True), and comparisons compare in it."""
+    return dt
+
+
+def refuse_bool(message: str):
+    """A compute rule that keeps the dtype but refuses bools, with ``message`` (PyTorch's)."""
+    def rule(dt):
+        if dt is bool_:
+            raise DtypeError(message)
+        return dt
+    return rule
+
+
+def sum_dtype(dt: np.dtype) -> np.dtype:
+    """PyTorch's ``torch.sum``: bools and every integer dtype sum to int64 (an int32 sum
+    past 2**31 is exact, not wrapped); floats keep their dtype. TF1 keeps int32 and
+    refuses bools; both modes follow PyTorch here (one op set)."""
+    return dt if dt in FLOATS else int64
+
+
+def is_array(v) -> bool:
+    """Whether ``v`` is an array (host or device), not a Python number."""
+    return isinstance(v, np.ndarray) or devices.is_cuda_array(v)
+
+
+def operand_dtype(values) -> np.dtype:
+    """The promoted dtype of arrays (host or device) and weak Python scalars: what an
+    elementwise op computes in before its compute rule."""
+    # An array of a dtype kernelgraph does not keep (a raw '>i4' or float16 array) counts
+    # as the kept dtype that holds its values (the op converts it exactly or refuses).
+    arrays = [_kept(v.dtype) for v in values if is_array(v)]
+    if not arrays:
+        scalar = [scalar_dtype(v) for v in values]
+        if None in scalar:
+            bad = next(v for v in values if scalar_dtype(v) is None)
+            raise TypeError(f"expected tensors or Python numbers, got {type(bad).__name__}")
+        arrays = scalar
+    dt = arrays[0]
+    for d in arrays[1:]:
+        dt = promote(dt, d)
+    for v in values:
+        if not is_array(v):
+            dt = promote_with_scalar(dt, v)
+    return as_dtype(dt)
+
+
+def _kept(dt):
+    if dt in KEPT:
+        return as_dtype(dt)
+    return kept_dtype(dt) or as_dtype(dt)  # as_dtype names what is not supported
 
 
 # -- errors ----------------------------------------------------------------------------------

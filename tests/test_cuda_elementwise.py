@@ -22,12 +22,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
+from kernelgraph import ops
 from kernelgraph.dtypes import DtypeError
 from kernelgraph.errors import ShapeError
 from kernelgraph.kernels.cuda import core
-from kernelgraph.kernels.cuda import elementwise as cuda_elementwise
 from kernelgraph.kernels.cuda import reduce as cuda_reduce
-from kernelgraph.kernels.cuda import shape as cuda_shape
 from kernelgraph.ops.registry import OPS
 from tests.test_ops import (
     BOOL,
@@ -48,7 +47,7 @@ from tests.test_ops import (
     to_device,
 )
 
-FORWARDS = {**cuda_elementwise.FORWARDS, **cuda_reduce.FORWARDS, **cuda_shape.FORWARDS}
+FORWARDS = ops.cuda_kernels(ops.elementwise, ops.reduce, ops.shape)
 ALL_DTYPES = (F32, F64, I32, I64, BOOL)
 # Tighter than test_ops' tolerances against a float64 reference: this compares the same
 # computation on two devices, which differ only in libm ulps and FMA contraction.

@@ -22,7 +22,7 @@ from hypothesis.extra import numpy as hnp
 import kernelgraph as kg
 from kernelgraph.kernels.cuda import core
 from kernelgraph.kernels.cuda import indexing as CI
-from kernelgraph.kernels.cuda import random as CR
+from kernelgraph.ops import cuda_kernels, indexing, join
 from kernelgraph.ops import random as R
 from kernelgraph.ops.indexing import normalize_index
 from kernelgraph.ops.registry import OPS
@@ -40,7 +40,7 @@ from tests.test_ops import (
 )
 
 FEW = settings(max_examples=8)
-CUDA = {**CI.FORWARDS, **CR.FORWARDS}
+CUDA = cuda_kernels(indexing, join, R)
 DTYPES = (F32, F64, I32, I64, BOOL)
 NUMERIC = (F32, F64, I32, I64)
 

@@ -17,16 +17,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kernelgraph.errors import ShapeError
-from kernelgraph.kernels.cuda import conv as CC
 from kernelgraph.kernels.cuda import core
 from kernelgraph.kernels.cuda import linalg as CL
-from kernelgraph.kernels.cuda import nn as CN
+from kernelgraph.ops import conv, cuda_kernels, linalg, nn
 from kernelgraph.ops.registry import OPS
 from tests.test_ops import BOOL, F32, F64, I32, I64, arrays, assert_same, run_cuda, to_device
 from tests.test_ops_conv import conv_cases, pool_cases
 
 FEW = settings(max_examples=5)
-CUDA = {**CL.FORWARDS, **CN.FORWARDS, **CC.FORWARDS}
+CUDA = cuda_kernels(linalg, nn, conv)
 EPS = {F32: 2.0 ** -23, F64: 2.0 ** -52}
 
 

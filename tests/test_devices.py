@@ -233,7 +233,7 @@ def test_static_remote_placement_fails_at_run_naming_the_node():
 
 
 def test_every_op_has_a_cuda_kernel():
-    from kernelgraph.kernels.cuda import FORWARDS
+    from kernelgraph.ops import CUDA_KERNELS as FORWARDS
     from kernelgraph.static.variables import STATEFUL
 
     run_by_the_session = {op.name for op in STATEFUL} | {"const"}

@@ -21,9 +21,9 @@ from kernelgraph.static import fusion, passes
 from tests.test_ops import assert_same, broadcast_shapes
 
 cuda_core = pytest.importorskip("kernelgraph.kernels.cuda.core")
-from kernelgraph.kernels.cuda import FORWARDS  # noqa: E402
 from kernelgraph.kernels.cuda import elementwise as E  # noqa: E402
 from kernelgraph.kernels.cuda.fused import FusedCudaKernel  # noqa: E402
+from kernelgraph.ops import CUDA_KERNELS as FORWARDS  # noqa: E402
 
 TOL = {np.dtype(np.float32): {"rtol": 1e-6, "atol": 1e-7},
        np.dtype(np.float64): {"rtol": 1e-14, "atol": 1e-15}}

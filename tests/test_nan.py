@@ -26,8 +26,8 @@ import pytest
 
 import kernelgraph as kg
 from kernelgraph.kernels import cpu
-from kernelgraph.kernels import reference as ref
 from kernelgraph.kernels.cuda import reduce as cuda_reduce
+from kernelgraph.ops import reference as ref
 
 # pytest drops the filter kernelgraph's import adds for its kernels' warnings (it restores
 # the filters after collecting; test_nan_inputs_print_no_warnings checks a real import), and

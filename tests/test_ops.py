@@ -30,7 +30,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import kernelgraph as kg
-from kernelgraph.kernels.reference import REFERENCE, sum_to_shape
+from kernelgraph.ops.reference import REFERENCE, sum_to_shape
 
 F32, F64, I32, I64 = (np.dtype(t) for t in (np.float32, np.float64, np.int32, np.int64))
 BOOL = np.dtype(np.bool_)
@@ -192,7 +192,7 @@ def to_device(v):
 def run_cuda(name, *args, **attrs) -> np.ndarray:
     """The CUDA forward of op ``name`` on device copies of ``args``, checked to return a new
     C-contiguous device array, copied back to the host."""
-    from kernelgraph.kernels.cuda import FORWARDS
+    from kernelgraph.ops import CUDA_KERNELS as FORWARDS
 
     out = FORWARDS[name](*[to_device(a) for a in args], **attrs)
     assert kg.devices.is_cuda_array(out), f"{name}: returned {type(out).__name__}, not a " \

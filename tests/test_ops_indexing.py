@@ -13,7 +13,7 @@ from hypothesis.extra import numpy as hnp
 
 import kernelgraph as kg
 from kernelgraph.errors import InvalidArgumentError, ShapeError
-from kernelgraph.kernels.reference import REFERENCE, scatter_add
+from kernelgraph.ops.reference import REFERENCE, scatter_add
 from tests.test_ops import (
     F32,
     F64,

@@ -23,13 +23,15 @@ import math
 import numpy as np
 from numba import njit, prange
 
-from . import cpu
+from .linalg import matmul as _matmul
+from .loops import by_work
+from .reduce import reduce_mean
 
 ndarray = np.ndarray
 
 
-# Elements of work from which a conv/pool loop (a cpu.ByWork) runs threaded. These loops
-# move memory and do almost no arithmetic, so the bar is far above cpu.PARALLEL_MIN_WORK
+# Elements of work from which a conv/pool loop (a loops.ByWork) runs threaded. These loops
+# move memory and do almost no arithmetic, so the bar is far above loops.PARALLEL_MIN_WORK
 # (multiply-adds). With every loop threaded, the CNN step of bench row 8 (batch 32, 16x16,
 # an im2col of 0.6M elements) took 8 to 40 ms on 2 cores, against 1.8 ms with BLAS alone
 # threaded: numba's spinning threads fought BLAS's for the cores.
@@ -74,7 +76,7 @@ def _check_grad(g: ndarray, expected: tuple, what: str):
 
 
 # -- conv2d ---------------------------------------------------------------------------------
-@cpu.by_work(THREADED_MIN_WORK)
+@by_work(THREADED_MIN_WORK)
 def _im2col(x, cols, kh_, kw_, sh, sw, ph, pw, dh, dw, oh_, ow_):
     n_, c_, h_, w_ = x.shape
     for p in prange(n_ * c_):
@@ -93,7 +95,7 @@ def _im2col(x, cols, kh_, kw_, sh, sw, ph, pw, dh, dw, oh_, ow_):
                         cols[n, row, i * ow_ + j] = v
 
 
-@cpu.by_work(THREADED_MIN_WORK)
+@by_work(THREADED_MIN_WORK)
 def _col2im(cols, dx, kh_, kw_, sh, sw, ph, pw, dh, dw, oh_, ow_):
     """The adjoint of :func:`_im2col`: scatter-add each column of ``cols`` (N, C*KH*KW,
     OH*OW) back onto the input position it was read from; padding positions are dropped."""
@@ -119,7 +121,7 @@ def _col2im(cols, dx, kh_, kw_, sh, sw, ph, pw, dh, dw, oh_, ow_):
                         plane[y, j * sw + off] += src[base + j]
 
 
-def conv2d(x: ndarray, w: ndarray, stride, padding, dilation, matmul=cpu.matmul) -> ndarray:
+def conv2d(x: ndarray, w: ndarray, stride, padding, dilation, matmul=_matmul) -> ndarray:
     """Convolution (cross-correlation, as every framework) of NCHW ``x`` by im2col: copy
     each receptive field into a column of ``cols`` (N, C*KH*KW, OH*OW), then one batched
     ``w (O, C*KH*KW) @ cols``."""
@@ -134,7 +136,7 @@ def conv2d(x: ndarray, w: ndarray, stride, padding, dilation, matmul=cpu.matmul)
 
 
 def conv2d_backward_input(g, w, x_shape, stride, padding, dilation,
-                          matmul=cpu.matmul) -> ndarray:
+                          matmul=_matmul) -> ndarray:
     """The gradient of :func:`conv2d` with respect to ``x``: ``w^T (C*KH*KW, O) @ g``
     gives the gradient of every column of im2col's ``cols``, and col2im adds each back onto
     the input position it was copied from."""
@@ -150,7 +152,7 @@ def conv2d_backward_input(g, w, x_shape, stride, padding, dilation,
 
 
 def conv2d_backward_filter(x, g, w_shape, stride, padding, dilation,
-                           matmul=cpu.matmul) -> ndarray:
+                           matmul=_matmul) -> ndarray:
     """The gradient of :func:`conv2d` with respect to ``w``: ``cols[n] (C*KH*KW, OH*OW) @
     g[n]^T (OH*OW, O)`` for every image n (im2col's ``cols``), summed over the batch.
 
@@ -194,7 +196,7 @@ def _window_max(x, n, c, i, j, kh_, kw_, sh, sw, ph, pw):
     return m, by, bx
 
 
-@cpu.by_work(THREADED_MIN_WORK)
+@by_work(THREADED_MIN_WORK)
 def _max_pool(x, out, kh_, kw_, sh, sw, ph, pw):
     n_, c_ = x.shape[0], x.shape[1]
     for p in prange(n_ * c_):
@@ -205,7 +207,7 @@ def _max_pool(x, out, kh_, kw_, sh, sw, ph, pw):
                 out[n, c, i, j] = _window_max(x, n, c, i, j, kh_, kw_, sh, sw, ph, pw)[0]
 
 
-@cpu.by_work(THREADED_MIN_WORK)
+@by_work(THREADED_MIN_WORK)
 def _max_pool_backward(x, g, dx, kh_, kw_, sh, sw, ph, pw):
     # Each gradient goes to its window's pick (_window_max); a plane is one thread's, so the
     # accumulation (windows overlap when stride < kernel) never races.
@@ -221,7 +223,7 @@ def _max_pool_backward(x, g, dx, kh_, kw_, sh, sw, ph, pw):
                     dx[n, c, by, bx] += g[n, c, i, j]
 
 
-@cpu.by_work(THREADED_MIN_WORK)
+@by_work(THREADED_MIN_WORK)
 def _max_pool_select(x, g, out, kh_, kw_, sh, sw, ph, pw):
     # The transpose of _max_pool_backward: each window reads g at its pick in x.
     n_, c_ = x.shape[0], x.shape[1]
@@ -234,7 +236,7 @@ def _max_pool_select(x, g, out, kh_, kw_, sh, sw, ph, pw):
                 out[n, c, i, j] = g[n, c, by, bx] if by >= 0 else 0
 
 
-@cpu.by_work(THREADED_MIN_WORK)
+@by_work(THREADED_MIN_WORK)
 def _avg_pool(x, out, kh_, kw_, sh, sw, ph, pw):
     n_, c_, h_, w_ = x.shape
     oh_, ow_ = out.shape[2], out.shape[3]
@@ -256,7 +258,7 @@ def _avg_pool(x, out, kh_, kw_, sh, sw, ph, pw):
                 out[n, c, i, j] = s / count
 
 
-@cpu.by_work(THREADED_MIN_WORK)
+@by_work(THREADED_MIN_WORK)
 def _avg_pool_backward(g, dx, kh_, kw_, sh, sw, ph, pw):
     n_, c_, h_, w_ = dx.shape
     oh_, ow_ = g.shape[2], g.shape[3]
@@ -321,3 +323,8 @@ def avg_pool2d_backward(g, x_shape, kernel, stride, padding) -> ndarray:
         _avg_pool_backward(g.size * math.prod(kernel), np.ascontiguousarray(g), dx, *kernel,
                            *stride, *padding)
     return dx
+
+
+def global_avg_pool2d(x) -> ndarray:
+    """The mean over H and W: (N, C, H, W) -> (N, C), as ``reduce_mean`` computes it."""
+    return reduce_mean(x, (2, 3))

@@ -55,6 +55,12 @@ def concat(arrays, axis: int) -> ndarray:
     return out
 
 
+
+def stack(arrays, axis: int) -> ndarray:
+    """Stack arrays of one shape and dtype along a new ``axis`` (normalized, in range)."""
+    return concat([np.expand_dims(a, axis) for a in arrays], axis)
+
+
 @njit(cache=True)
 def _gather3(params, idx, out):
     outer, m, inner = out.shape

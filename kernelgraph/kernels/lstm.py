@@ -2,7 +2,7 @@
 gradient at its gates' pre-activations from the activations the forward returned, for host
 arrays.
 
-The gates' products are :func:`cpu._rnn_preactivation`'s (two BLAS calls and the bias adds
+The gates' products are :func:`.rnn._rnn_preactivation`'s (two BLAS calls and the bias adds
 in one compiled call); the activations are NumPy's SIMD ``tanh`` on the whole gate block,
 with each sigmoid written as ``0.5 * tanh(0.5 * a) + 0.5`` (the same function, and it never
 overflows), because a compiled loop of scalar ``exp``/``tanh`` calls is ~20x slower once
@@ -16,7 +16,8 @@ from numba import njit
 from numpy import ndarray
 
 from . import cpu
-from .cpu import _blas_layout, _rnn_preactivation
+from .linalg import _blas_layout
+from .rnn import _rnn_preactivation, _tanh_grad_scalar
 
 
 def check_lstm_shapes(x, h, c, w_ih, w_hh, b_ih, b_hh) -> None:
@@ -96,7 +97,7 @@ def lstm_cell(x, h, c, w_ih, w_hh, b_ih, b_hh) -> ndarray:
 # the arrays' dtype before the next op reads it (_rounded), as an op's output array is.
 _tanh_s = njit(cache=True)(cpu._tanh)
 _sigmoid_grad_s = njit(cache=True)(cpu._sigmoid_grad)
-_tanh_grad_s = cpu._tanh_grad_scalar
+_tanh_grad_s = _tanh_grad_scalar
 
 
 @njit(cache=True)

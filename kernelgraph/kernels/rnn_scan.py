@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .cpu import _rnn_cell_input_grads, _rnn_preactivation
+from .rnn import _rnn_cell_input_grads, _rnn_preactivation
 
 
 @njit(cache=True)

@@ -5,9 +5,15 @@ as in TensorFlow (``Conv2DBackpropInput`` / ``Conv2DBackpropFilter``); each is l
 its tensor inputs, so their own gradients are again convolutions (second derivatives work).
 The backward ops take the forward input as a *shape source* (``like``), because with a
 stride the input size cannot be recovered from the output size.
+
+Each forward checks shapes and attributes, and casts, before its kernel runs, the same way
+on every device: it is written once over a :class:`_Kernels` (the CPU's kernels,
+:mod:`kernelgraph.kernels.conv`, or the CUDA ones, with the same signatures).
 """
 
 from __future__ import annotations
+
+from typing import NamedTuple
 
 import numpy as np
 
@@ -15,7 +21,7 @@ from .. import dtypes as D
 from ..errors import ShapeError, shown
 from ..graph import shape_str
 from ..kernels import conv as K
-from ..kernels import cpu
+from ..kernels import reference as R
 from .elementwise import _floating, _to
 from .linalg import mixed_dtypes
 from .reduce import broadcast_reduced
@@ -123,11 +129,38 @@ def _conv_dtype(dx, dw, static: bool = False):
     return _floating(D.as_dtype(dx))
 
 
+# -- the kernels a forward runs ------------------------------------------------------------
+class _Kernels(NamedTuple):
+    """A device's conv kernels, its cast to a dtype and its ``shape`` of a value."""
+
+    conv: object
+    to: object
+    dims: object
+
+
+def _device_dims(a) -> tuple:
+    # Plain tuples: the simulator's shapes refuse negative indices, unlike real ones.
+    return tuple(int(s) for s in np.shape(a))
+
+
+def _cuda(build):
+    """A card's ``cuda``: the forward ``build`` makes over the CUDA kernels."""
+    def cuda(k):
+        return build(_Kernels(k.conv, lambda x, dt: k.core.astype(x, D.as_dtype(dt)),
+                              _device_dims))
+    return cuda
+
+
+_HOST = _Kernels(K, _to, np.shape)
+
+
 # -- conv2d and its two backward ops --------------------------------------------------------
-def _conv2d_forward(x, w, **attrs):
-    _conv_shape(x.shape, w.shape, attrs)  # the user-facing message, before the kernel's
-    dt = _conv_dtype(x.dtype, w.dtype)
-    return K.conv2d(_to(x, dt), _to(w, dt), *_conv_attrs(attrs))
+def _conv2d(k: _Kernels):
+    def forward(x, w, **attrs):
+        _conv_shape(k.dims(x), k.dims(w), attrs)  # the user-facing message, before the kernel's
+        dt = _conv_dtype(x.dtype, w.dtype)
+        return k.conv.conv2d(k.to(x, dt), k.to(w, dt), *_conv_attrs(attrs))
+    return forward
 
 
 def _conv2d_infer(shapes_, dtypes, attrs):
@@ -139,8 +172,11 @@ def _conv2d_grad(g, out, needs, attrs, x, w):
             (conv2d_backward_filter(x, g, w, **attrs) if needs[1] else None))
 
 
-def _backward_input_forward(g, w, like, **attrs):
-    return K.conv2d_backward_input(g, _to(w, g.dtype), np.shape(like), *_conv_attrs(attrs))
+def _backward_input(k: _Kernels):
+    def forward(g, w, like, **attrs):
+        return k.conv.conv2d_backward_input(g, k.to(w, g.dtype), k.dims(like),
+                                            *_conv_attrs(attrs))
+    return forward
 
 
 def _backward_input_infer(shapes_, dtypes, attrs):
@@ -154,8 +190,11 @@ def _backward_input_grad(gg, out, needs, attrs, g, w, like):
             (conv2d_backward_filter(gg, g, w, **attrs) if needs[1] else None), None)
 
 
-def _backward_filter_forward(x, g, like, **attrs):
-    return K.conv2d_backward_filter(_to(x, g.dtype), g, np.shape(like), *_conv_attrs(attrs))
+def _backward_filter(k: _Kernels):
+    def forward(x, g, like, **attrs):
+        return k.conv.conv2d_backward_filter(k.to(x, g.dtype), g, k.dims(like),
+                                             *_conv_attrs(attrs))
+    return forward
 
 
 def _backward_filter_infer(shapes_, dtypes, attrs):
@@ -170,27 +209,32 @@ def _backward_filter_grad(gg, out, needs, attrs, x, g, like):
 
 _CONV_ATTRS = ("stride", "padding", "dilation")
 conv2d = define(
-    "conv2d", _conv2d_forward, _conv2d_infer, _conv2d_grad, inputs=2, attr_names=_CONV_ATTRS,
+    "conv2d", _conv2d(_HOST), _conv2d_infer, _conv2d_grad, traits=("fresh",),
+    reference=R.conv2d, cuda=_cuda(_conv2d), inputs=2, attr_names=_CONV_ATTRS,
     doc="2-D convolution of x (N, C, H, W) with weights (O, C, KH, KW) -> (N, O, OH, OW); "
         "stride, padding, dilation: int or (h, w) pair, as torch.nn.functional.conv2d "
         "(without bias). x and the weights have one dtype (PyTorch and TF1 refuse two); "
         "integers and bools compute in float32.")
 conv2d_backward_input = define(
-    "conv2d_backward_input", _backward_input_forward, _backward_input_infer,
-    _backward_input_grad, inputs=3, attr_names=_CONV_ATTRS,
+    "conv2d_backward_input", _backward_input(_HOST), _backward_input_infer,
+    _backward_input_grad, cuda=_cuda(_backward_input), inputs=3, attr_names=_CONV_ATTRS,
     doc="The gradient of conv2d with respect to its input: (g, w, like=x) -> x's shape.")
 conv2d_backward_filter = define(
-    "conv2d_backward_filter", _backward_filter_forward, _backward_filter_infer,
-    _backward_filter_grad, inputs=3, attr_names=_CONV_ATTRS,
+    "conv2d_backward_filter", _backward_filter(_HOST), _backward_filter_infer,
+    _backward_filter_grad, cuda=_cuda(_backward_filter), inputs=3, attr_names=_CONV_ATTRS,
     doc="The gradient of conv2d with respect to its weights: (x, g, like=w) -> w's shape.")
 
 
 # -- pooling --------------------------------------------------------------------------------
-def _pool_forward(op, kernel):
-    def forward(x, **attrs):
-        _pool_shape(op, x.shape, attrs)
-        return kernel(_to(x, _floating(D.as_dtype(x.dtype))), *_pool_attrs(op, attrs))
-    return forward
+def _pool(op):
+    def build(k: _Kernels):
+        kernel = getattr(k.conv, op)
+
+        def forward(x, **attrs):
+            _pool_shape(op, k.dims(x), attrs)
+            return kernel(k.to(x, _floating(D.as_dtype(x.dtype))), *_pool_attrs(op, attrs))
+        return forward
+    return build
 
 
 def _pool_infer(op):
@@ -206,16 +250,22 @@ def _pool_backward_infer(op):
     return infer
 
 
-def _max_pool_backward_forward(g, x, **attrs):
-    return K.max_pool2d_backward(g, _to(x, g.dtype), *_pool_attrs("max_pool2d", attrs))
+def _max_pool_backward(k: _Kernels):
+    def forward(g, x, **attrs):
+        return k.conv.max_pool2d_backward(g, k.to(x, g.dtype), *_pool_attrs("max_pool2d", attrs))
+    return forward
 
 
-def _avg_pool_backward_forward(g, like, **attrs):
-    return K.avg_pool2d_backward(g, np.shape(like), *_pool_attrs("avg_pool2d", attrs))
+def _avg_pool_backward(k: _Kernels):
+    def forward(g, like, **attrs):
+        return k.conv.avg_pool2d_backward(g, k.dims(like), *_pool_attrs("avg_pool2d", attrs))
+    return forward
 
 
-def _max_pool_select_forward(g, x, **attrs):
-    return K.max_pool2d_select(g, _to(x, g.dtype), *_pool_attrs("max_pool2d", attrs))
+def _max_pool_select(k: _Kernels):
+    def forward(g, x, **attrs):
+        return k.conv.max_pool2d_select(g, k.to(x, g.dtype), *_pool_attrs("max_pool2d", attrs))
+    return forward
 
 
 def _select_infer(shapes_, dtypes, attrs):
@@ -224,37 +274,37 @@ def _select_infer(shapes_, dtypes, attrs):
 
 _POOL_ATTRS = ("kernel_size", "stride", "padding")
 max_pool2d = define(
-    "max_pool2d", _pool_forward("max_pool2d", K.max_pool2d), _pool_infer("max_pool2d"),
-    lambda g, out, needs, attrs, x: (max_pool2d_backward(g, x, **attrs),),
-    attr_names=_POOL_ATTRS,
+    "max_pool2d", _pool("max_pool2d")(_HOST), _pool_infer("max_pool2d"),
+    lambda g, out, needs, attrs, x: (max_pool2d_backward(g, x, **attrs),), traits=("fresh",),
+    reference=R.max_pool2d, cuda=_cuda(_pool("max_pool2d")), attr_names=_POOL_ATTRS,
     doc="Maximum over kernel_size windows of x (N, C, H, W); stride defaults to kernel_size, "
         "padding (at most half the window) never wins; a NaN in a window wins. The gradient "
         "goes to each window's last NaN, else its first maximum, as in PyTorch. The batch may "
         "be empty; channels, height and width may not (PyTorch's rule).")
 max_pool2d_backward = define(
-    "max_pool2d_backward", _max_pool_backward_forward, _pool_backward_infer("max_pool2d"),
+    "max_pool2d_backward", _max_pool_backward(_HOST), _pool_backward_infer("max_pool2d"),
     # Linear in g, so its own gradient is the transposed routing; x only picks the routes.
     lambda gg, out, needs, attrs, g, x: (max_pool2d_select(gg, x, **attrs), None),
-    inputs=2, attr_names=_POOL_ATTRS,
+    cuda=_cuda(_max_pool_backward), inputs=2, attr_names=_POOL_ATTRS,
     doc="The gradient of max_pool2d: g routed to each window's last NaN of x, else its "
         "first maximum.")
 max_pool2d_select = define(
-    "max_pool2d_select", _max_pool_select_forward, _select_infer,
+    "max_pool2d_select", _max_pool_select(_HOST), _select_infer,
     lambda g, out, needs, attrs, gx, x: (max_pool2d_backward(g, x, **attrs), None),
-    inputs=2, attr_names=_POOL_ATTRS,
+    cuda=_cuda(_max_pool_select), inputs=2, attr_names=_POOL_ATTRS,
     doc="g (shaped like x) read at each window's last NaN of x, else its first maximum: the "
         "gradient of max_pool2d_backward, for second derivatives of max_pool2d.")
 avg_pool2d = define(
-    "avg_pool2d", _pool_forward("avg_pool2d", K.avg_pool2d), _pool_infer("avg_pool2d"),
-    lambda g, out, needs, attrs, x: (avg_pool2d_backward(g, x, **attrs),),
-    attr_names=_POOL_ATTRS,
+    "avg_pool2d", _pool("avg_pool2d")(_HOST), _pool_infer("avg_pool2d"),
+    lambda g, out, needs, attrs, x: (avg_pool2d_backward(g, x, **attrs),), traits=("fresh",),
+    reference=R.avg_pool2d, cuda=_cuda(_pool("avg_pool2d")), attr_names=_POOL_ATTRS,
     doc="Mean over kernel_size windows of x (N, C, H, W), zero padding counted in the mean "
         "(PyTorch's count_include_pad=True); stride defaults to kernel_size; only the batch "
         "may be empty.")
 avg_pool2d_backward = define(
-    "avg_pool2d_backward", _avg_pool_backward_forward, _pool_backward_infer("avg_pool2d"),
+    "avg_pool2d_backward", _avg_pool_backward(_HOST), _pool_backward_infer("avg_pool2d"),
     lambda gg, out, needs, attrs, g, like: (avg_pool2d(gg, **attrs), None),
-    inputs=2, attr_names=_POOL_ATTRS,
+    cuda=_cuda(_avg_pool_backward), inputs=2, attr_names=_POOL_ATTRS,
     doc="The gradient of avg_pool2d: each g spread evenly over its window (like=x's shape).")
 
 
@@ -263,13 +313,16 @@ def _global_shape(s):
     return (x[0], x[1])
 
 
-def _global_forward(x):
-    _global_shape(x.shape)
-    return cpu.reduce_mean(_to(x, _floating(D.as_dtype(x.dtype))), (2, 3))
+def _global(k: _Kernels):
+    def forward(x):
+        _global_shape(k.dims(x))
+        return k.conv.global_avg_pool2d(k.to(x, _floating(D.as_dtype(x.dtype))))
+    return forward
 
 
 global_avg_pool2d = define(
-    "global_avg_pool2d", _global_forward,
+    "global_avg_pool2d", _global(_HOST),
     lambda s, d, attrs: (_global_shape(s[0]), _floating(d[0])),
     lambda g, out, needs, attrs, x: (broadcast_reduced(g, x, axis=(2, 3), mean=True),),
+    reference=R.global_avg_pool2d, cuda=_cuda(_global),
     doc="Mean over H and W: (N, C, H, W) -> (N, C).")

@@ -1,10 +1,12 @@
 """Elementwise ops: arithmetic, math functions, comparisons, ``where`` and ``cast``.
 
-All broadcast like NumPy. Dtypes: each op has a *compute* rule applied after PyTorch-style
-promotion (:func:`kernelgraph.dtypes.promote`): ``_floating`` makes integers and bools
-float32, as PyTorch does for ``exp`` or true division; ``_logical`` keeps bools bool, so
+All broadcast like NumPy. Each op's card names its scalar body (:mod:`kernelgraph.kernels.cpu`),
+the CPU ufuncs built from it, its CUDA map of the same body, its NumPy reference and its
+*compute* rule (:mod:`kernelgraph.dtypes`), applied after PyTorch-style promotion
+(:func:`kernelgraph.dtypes.promote`) before any kernel runs: ``floating`` makes integers and
+bools float32, as PyTorch does for ``exp`` or true division; ``same`` keeps bools bool, so
 ``b + b`` is a logical or and ``b * b`` a logical and (the bool loop of the same scalar body
-stores any nonzero result as True); ``_arith`` counts bools as int64. Bools are refused
+stores any nonzero result as True); ``arith`` counts bools as int64. Bools are refused
 where PyTorch refuses them: ``b - x``, ``x - b``, ``-b``, ``abs``, ``relu`` and ``b ** b``
 raise :class:`kernelgraph.dtypes.DtypeError` with PyTorch's message.
 """
@@ -13,38 +15,24 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import devices
 from .. import dtypes as D
 from ..kernels import cpu
-from . import shapes
+from ..kernels import reference as R
+from ..shapes import broadcast, broadcast_all
 from .registry import define
 
 ndarray = np.ndarray
 
-
-def _arith(dt):
-    return D.int64 if dt is D.bool_ else dt
-
-
-def _logical(dt):
-    return dt
-
-
-def _refuse_bool(message: str):
-    """A compute rule that keeps the dtype but refuses bools, in PyTorch's words."""
-    def rule(dt):
-        if dt is D.bool_:
-            raise D.DtypeError(message)
-        return dt
-    return rule
-
-
-_NEG_RULE = _refuse_bool("Negation, the `-` operator, on a bool tensor is not supported. If "
-                         "you are trying to invert a mask, use the `~` or `logical_not()` "
-                         "operator instead.")
-_ABS_RULE = _refuse_bool('"abs_cpu" not implemented for \'Bool\'')
-_RELU_RULE = _refuse_bool("Boolean inputs not supported for relu")
-_POW_RULE = _refuse_bool('"pow" not implemented for \'Bool\'')
+# The compute rules (kernelgraph.dtypes), under the names the other op modules import.
+_arith, _floating, _logical, _any = D.arith, D.floating, D.same, D.same
+_NEG_RULE = D.refuse_bool("Negation, the `-` operator, on a bool tensor is not supported. If "
+                          "you are trying to invert a mask, use the `~` or `logical_not()` "
+                          "operator instead.")
+_ABS_RULE = D.refuse_bool('"abs_cpu" not implemented for \'Bool\'')
+_RELU_RULE = D.refuse_bool("Boolean inputs not supported for relu")
+_POW_RULE = D.refuse_bool('"pow" not implemented for \'Bool\'')
+_is_array = D.is_array
+_operand_dtype = D.operand_dtype
 
 
 class IntegerPowerError(ValueError, RuntimeError):
@@ -70,44 +58,6 @@ def _refuse_sub(bools: int):
     raise D.DtypeError("Subtraction, the `-` operator, with a bool tensor is not supported. "
                        "If you are trying to invert a mask, use the `~` or `logical_not()` "
                        "operator instead.")
-
-
-def _floating(dt):
-    return dt if dt in D.FLOATS else D.float32
-
-
-def _any(dt):
-    return dt
-
-
-def _is_array(v) -> bool:
-    return isinstance(v, ndarray) or devices.is_cuda_array(v)
-
-
-def _operand_dtype(values):
-    """The promoted dtype of arrays (host or device) and weak Python scalars."""
-    # An array of a dtype kernelgraph does not keep (a raw '>i4' or float16 array) counts
-    # as the kept dtype that holds its values (_to converts it exactly or refuses).
-    arrays = [_kept(v.dtype) for v in values if _is_array(v)]
-    if not arrays:
-        scalar = [D.scalar_dtype(v) for v in values]
-        if None in scalar:
-            bad = next(v for v in values if D.scalar_dtype(v) is None)
-            raise TypeError(f"expected tensors or Python numbers, got {type(bad).__name__}")
-        arrays = scalar
-    dt = arrays[0]
-    for d in arrays[1:]:
-        dt = D.promote(dt, d)
-    for v in values:
-        if not _is_array(v):
-            dt = D.promote_with_scalar(dt, v)
-    return D.as_dtype(dt)
-
-
-def _kept(dt):
-    if dt in D.KEPT:
-        return D.as_dtype(dt)
-    return D.kept_dtype(dt) or D.as_dtype(dt)  # as_dtype names what is not supported
 
 
 def _to(value, dt):
@@ -140,7 +90,7 @@ def _unary_forward(kernel, compute):
                 return out if type(out) is ndarray else np.asarray(out)
         return _call_kernel(kernel, compute, (x,))
 
-    forward.kernel = kernel  # a compiled plan calls the ufunc loops directly
+    forward.kernel = kernel  # (op.loops; kept until every reader asks the card)
     return forward
 
 
@@ -160,32 +110,49 @@ def _binary_forward(kernel, compute):
                     return out if type(out) is ndarray else np.asarray(out)
         return _call_kernel(kernel, compute, (x, y))
 
-    forward.kernel = kernel  # the eager hot path reads the ufunc loops directly
+    forward.kernel = kernel  # (op.loops; kept until every reader asks the card)
     return forward
 
 
-def _unary_infer(compute, out=None):
+def _unary_infer(compute):
     def infer(shapes_, dtypes, attrs):
-        cd = compute(dtypes[0])
-        return shapes_[0], out or cd
+        return shapes_[0], compute(dtypes[0])
     return infer
 
 
 def _binary_infer(name, compute, out=None):
     def infer(shapes_, dtypes, attrs):
         cd = compute(D.promote(dtypes[0], dtypes[1]))
-        return shapes.broadcast(shapes_[0], shapes_[1], name), out or cd
+        return broadcast(shapes_[0], shapes_[1], name), out or cd
     return infer
 
 
-def unary(name, kernel, compute, grad, doc):
-    return define(name, _unary_forward(kernel, compute), _unary_infer(compute), grad,
-                  elementwise=True, doc=doc)
+def _cuda_map(body, compute, out=None, arity=2):
+    """The card's ``cuda``: the CUDA map of the scalar body with the same compute rule."""
+    if arity == 1:
+        return lambda k: k.elementwise.unary(body, compute)
+    return lambda k: k.elementwise.binary(body, compute, out)
 
 
-def binary(name, kernel, compute, grad, doc, out=None):
-    return define(name, _binary_forward(kernel, compute), _binary_infer(name, compute, out),
-                  grad, elementwise=True, doc=doc)
+def unary(name, loops, compute, grad, doc, traits=(), reference=None):
+    """The card of an elementwise op of one input: the scalar body ``loops.fn`` on every
+    device (its CPU ufuncs ``loops``), dtype rule ``compute``; its result is a new array."""
+    return define(name, _unary_forward(loops, compute), _unary_infer(compute), grad,
+                  traits=("elementwise", "fresh", *traits), scalar=loops.fn, compute=compute,
+                  loops=loops, reference=reference, cuda=_cuda_map(loops.fn, compute, arity=1),
+                  doc=doc)
+
+
+def binary(name, loops, compute, grad, doc, traits=(), reference=None, out=None, *,
+           forward=None, infer=None, cuda=None):
+    """The card of a broadcasting elementwise op of two inputs (``out``: bool for the
+    comparisons, else the compute dtype); ``forward``/``infer``/``cuda`` replace the plain
+    promote-and-map ones where the op checks more (sub, pow)."""
+    return define(name, forward or _binary_forward(loops, compute),
+                  infer or _binary_infer(name, compute, out), grad,
+                  traits=("elementwise", "fresh", *traits), scalar=loops.fn, compute=compute,
+                  loops=loops, reference=reference,
+                  cuda=cuda or _cuda_map(loops.fn, compute, out), doc=doc)
 
 
 def _is_tensor(v):
@@ -251,21 +218,9 @@ def _minimum_grad(g, out, needs, attrs, x, y):
             (where(less(x, y), zero, share) if needs[1] else None))
 
 
-add = binary("add", cpu.add, _logical, _add_grad,
-             "x + y, broadcasting; for two bools a logical or, as in PyTorch.")
-sub = binary("sub", cpu.sub, _arith, _sub_grad,
-             "x - y, broadcasting; a bool operand is refused, as in PyTorch.")
-mul = binary("mul", cpu.mul, _logical, _mul_grad,
-             "x * y, broadcasting; for two bools a logical and, as in PyTorch.")
-div = binary("div", cpu.div, _floating, _div_grad, "x / y (true division), broadcasting.")
-pow = binary("pow", cpu.pow, _POW_RULE, _pow_grad,  # noqa: A001
-             "x ** y, broadcasting; a bool to a bool tensor's power is refused, as in "
-             "PyTorch (a bool tensor to a Python bool power is computed, as PyTorch does, in "
-             "eager mode; a graph node refuses it, as TF1 has no bool pow); integer powers "
-             "wrap on overflow and refuse negative exponents.")
-_pow_kernel_forward = pow.forward
-_sub_kernel_forward = sub.forward
-_sub_infer = sub.infer
+# -- sub and pow: their checks before the loop, on both devices ------------------------------
+_sub_loop_forward = _binary_forward(cpu.sub, _arith)
+_sub_loop_infer = _binary_infer("sub", _arith)
 
 
 def _sub_forward(x, y):
@@ -274,19 +229,41 @@ def _sub_forward(x, y):
     if not ((tx is float or (tx is ndarray and x.dtype.kind != "b")) and
             (ty is float or (ty is ndarray and y.dtype.kind != "b"))):
         check_sub((x, y))
-    return _sub_kernel_forward(x, y)
+    return _sub_loop_forward(x, y)
 
 
-def _sub_checked_infer(shapes_, dtypes, attrs):
+def _sub_infer(shapes_, dtypes, attrs):
     bools = (dtypes[0] is D.bool_) + (dtypes[1] is D.bool_)
     if bools:
         _refuse_sub(bools)
-    return _sub_infer(shapes_, dtypes, attrs)
+    return _sub_loop_infer(shapes_, dtypes, attrs)
 
 
-_sub_forward.kernel = _sub_kernel_forward.kernel
-sub.forward = _sub_forward
-sub.infer = _sub_checked_infer
+def _sub_cuda(k):
+    subtract = k.elementwise.binary(cpu._sub, _arith)
+
+    def sub(x, y):
+        check_sub((x, y))  # a bool operand is refused, as on the CPU (PyTorch's rule)
+        return subtract(x, y)
+
+    return sub
+
+
+def _is_int(v, or_bool: bool = False):
+    """Whether ``v`` is an integer array (host or device) or Python int (or a bool one, with
+    ``or_bool``)."""
+    if _is_array(v):
+        return v.dtype.kind in ("iub" if or_bool else "iu")
+    return isinstance(v, int) and (or_bool or not isinstance(v, bool))
+
+
+def _negative_power():
+    return IntegerPowerError("Integers to negative integer powers are not allowed. Cast the "
+                             "base to a float dtype first.")
+
+
+_pow_loop_forward = _binary_forward(cpu.pow, _POW_RULE)
+_ipow_loop_forward = _binary_forward(cpu.ipow, _POW_RULE)
 
 
 def _pow_forward(x, y):
@@ -298,73 +275,119 @@ def _pow_forward(x, y):
         # An integer (or bool) to a negative integer power has no integer answer; PyTorch
         # (for a number exponent) and TF1 refuse it.
         if np.any(np.asarray(y) < 0):
-            raise IntegerPowerError("Integers to negative integer powers are not allowed. "
-                                    "Cast the base to a float dtype first.")
-        return _ipow_kernel_forward(x, y)
-    return _pow_kernel_forward(x, y)
+            raise _negative_power()
+        return _ipow_loop_forward(x, y)
+    return _pow_loop_forward(x, y)
 
 
-def _is_int(v, or_bool: bool = False):
-    """Whether ``v`` is an integer array or Python int (or a bool one, with ``or_bool``)."""
-    if isinstance(v, ndarray):
-        return v.dtype.kind in ("iub" if or_bool else "iu")
-    return isinstance(v, int) and (or_bool or not isinstance(v, bool))
+def _pow_cuda(k):
+    E, core = k.elementwise, k.core
+    power, ipower = E.binary(cpu._pow, _POW_RULE), E.binary(cpu._ipow, _POW_RULE)
+
+    def pow(x, y):  # noqa: A001 - the op's name
+        for v in (x, y):
+            E.check_operand(v)
+        if type(y) is bool and _is_array(x) and x.dtype == np.bool_:  # as on the CPU
+            return core.copy(x) if y else core.full(x.shape, True, np.bool_)
+        if _is_int(x, True) and _is_int(y):
+            if E.has_negative(y):  # checked on the device: one int read back
+                raise _negative_power()
+            return ipower(x, y)  # wrapping on overflow, as on the CPU
+        return power(x, y)
+
+    return pow
 
 
-_ipow_kernel_forward = _binary_forward(cpu.ipow, _POW_RULE)
+_sub_forward.kernel = cpu.sub  # (op.loops; kept until every reader asks the card)
+_pow_forward.kernel = cpu.pow
 
 
-_pow_forward.kernel = _pow_kernel_forward.kernel
-pow.forward = _pow_forward
+# -- the cards -------------------------------------------------------------------------------
+add = binary("add", cpu.add, _logical, _add_grad,
+             "x + y, broadcasting; for two bools a logical or, as in PyTorch.",
+             ("fusable", "logical", "method"), np.add)
+sub = binary("sub", cpu.sub, _arith, _sub_grad,
+             "x - y, broadcasting; a bool operand is refused, as in PyTorch.",
+             ("fusable", "method"), np.subtract,
+             forward=_sub_forward, infer=_sub_infer, cuda=_sub_cuda)
+mul = binary("mul", cpu.mul, _logical, _mul_grad,
+             "x * y, broadcasting; for two bools a logical and, as in PyTorch.",
+             ("fusable", "logical", "method"), np.multiply)
+div = binary("div", cpu.div, _floating, _div_grad, "x / y (true division), broadcasting.",
+             ("fusable", "method"), np.true_divide)
+pow = binary("pow", cpu.pow, _POW_RULE, _pow_grad,  # noqa: A001
+             "x ** y, broadcasting; a bool to a bool tensor's power is refused, as in "
+             "PyTorch (a bool tensor to a Python bool power is computed, as PyTorch does, in "
+             "eager mode; a graph node refuses it, as TF1 has no bool pow); integer powers "
+             "wrap on overflow and refuse negative exponents.",
+             ("fusable", "transcendental", "method"), np.power,
+             forward=_pow_forward, cuda=_pow_cuda)
 maximum = binary("maximum", cpu.maximum, _logical, _maximum_grad,
                  "Elementwise max of x, y; NaN if either is NaN. As in PyTorch, a tie splits "
-                 "the gradient evenly, and at a NaN both inputs get all of it.")
+                 "the gradient evenly, and at a NaN both inputs get all of it.",
+                 ("fusable", "logical", "method"), np.maximum)
 minimum = binary("minimum", cpu.minimum, _logical, _minimum_grad,
                  "Elementwise min of x, y; NaN if either is NaN. As in PyTorch, a tie splits "
-                 "the gradient evenly, and at a NaN both inputs get all of it.")
+                 "the gradient evenly, and at a NaN both inputs get all of it.",
+                 ("fusable", "logical", "method"), np.minimum)
 
 neg = unary("neg", cpu.neg, _NEG_RULE, lambda g, out, needs, attrs, x: (neg(g),),
-            "-x (a bool is refused, as in PyTorch).")
-exp = unary("exp", cpu.exp, _floating, lambda g, out, needs, attrs, x: (mul(g, out),), "e**x.")
+            "-x (a bool is refused, as in PyTorch).", ("fusable", "method"), np.negative)
+exp = unary("exp", cpu.exp, _floating, lambda g, out, needs, attrs, x: (mul(g, out),), "e**x.",
+            ("fusable", "transcendental", "method"), np.exp)
 log = unary("log", cpu.log, _floating, lambda g, out, needs, attrs, x: (div(g, x),),
-            "Natural logarithm (-inf at 0, nan below).")
+            "Natural logarithm (-inf at 0, nan below).",
+            ("fusable", "transcendental", "method"), np.log)
 sqrt = unary("sqrt", cpu.sqrt, _floating,
-             lambda g, out, needs, attrs, x: (div(g, mul(out, 2.0)),), "Square root.")
+             lambda g, out, needs, attrs, x: (div(g, mul(out, 2.0)),), "Square root.",
+             ("fusable", "transcendental", "method"), np.sqrt)
 tanh = unary("tanh", cpu.tanh, _floating,
-             lambda g, out, needs, attrs, x: (tanh_grad(out, g),), "Hyperbolic tangent.")
+             lambda g, out, needs, attrs, x: (tanh_grad(out, g),), "Hyperbolic tangent.",
+             ("fusable", "transcendental", "method"), np.tanh)
 sigmoid = unary("sigmoid", cpu.sigmoid, _floating,
-                lambda g, out, needs, attrs, x: (sigmoid_grad(out, g),), "1 / (1 + e**-x).")
+                lambda g, out, needs, attrs, x: (sigmoid_grad(out, g),), "1 / (1 + e**-x).",
+                ("fusable", "transcendental", "method"), R.sigmoid)
 relu = unary("relu", cpu.relu, _RELU_RULE,
              lambda g, out, needs, attrs, x: (relu_grad(x, g),),
-             "max(x, 0); NaN stays NaN and -0.0 stays -0.0, as in PyTorch.")
+             "max(x, 0); NaN stays NaN and -0.0 stays -0.0, as in PyTorch.",
+             ("fusable", "method"), R.relu)
 abs = unary("abs", cpu.abs, _ABS_RULE,  # noqa: A001
-            lambda g, out, needs, attrs, x: (mul(g, sign(x)),), "|x|.")
+            lambda g, out, needs, attrs, x: (mul(g, sign(x)),), "|x|.",
+            ("fusable", "method"), np.abs)
+# Not fusable: its body subtracts two bools, which a fused body would not store as a bool.
 sign = unary("sign", cpu.sign, _logical, None,
-             "-1, 0 or 1 by the sign of x (no gradient); a bool stays bool.")
+             "-1, 0 or 1 by the sign of x (no gradient); a bool stays bool.",
+             ("logical", "method"), np.sign)
 
 # Fused gradient ops (TensorFlow has the same: TanhGrad, SigmoidGrad, ReluGrad): one kernel
 # instead of three for the backward pass, and differentiable again for second derivatives.
 tanh_grad = binary(
     "tanh_grad", cpu.tanh_grad, _floating,
     lambda gg, out, needs, attrs, y, g: (mul(mul(gg, g), mul(y, -2.0)), tanh_grad(y, gg)),
-    "g * (1 - y**2): the gradient of tanh given its output y.")
+    "g * (1 - y**2): the gradient of tanh given its output y.", ("fusable",))
 sigmoid_grad = binary(
     "sigmoid_grad", cpu.sigmoid_grad, _floating,
     lambda gg, out, needs, attrs, y, g: (mul(mul(gg, g), sub(1.0, mul(y, 2.0))),
                                          sigmoid_grad(y, gg)),
-    "g * y * (1 - y): the gradient of sigmoid given its output y.")
+    "g * y * (1 - y): the gradient of sigmoid given its output y.", ("fusable",))
 relu_grad = binary(
     "relu_grad", cpu.relu_grad, _arith,
     lambda gg, out, needs, attrs, x, g: (None, relu_grad(x, gg)),
-    "0 where x <= 0, else g (so g at NaN, as in PyTorch): the gradient of relu.")
+    "0 where x <= 0, else g (so g at NaN, as in PyTorch): the gradient of relu.",
+    ("fusable",))
 
-equal = binary("equal", cpu.equal, _any, None, "x == y elementwise (bool).", out=D.bool_)
-not_equal = binary("not_equal", cpu.not_equal, _any, None, "x != y (bool).", out=D.bool_)
-less = binary("less", cpu.less, _any, None, "x < y (bool).", out=D.bool_)
-less_equal = binary("less_equal", cpu.less_equal, _any, None, "x <= y (bool).", out=D.bool_)
-greater = binary("greater", cpu.greater, _any, None, "x > y (bool).", out=D.bool_)
+equal = binary("equal", cpu.equal, _any, None, "x == y elementwise (bool).", ("fusable",),
+               np.equal, out=D.bool_)
+not_equal = binary("not_equal", cpu.not_equal, _any, None, "x != y (bool).", ("fusable",),
+                   np.not_equal, out=D.bool_)
+less = binary("less", cpu.less, _any, None, "x < y (bool).", ("fusable",), np.less,
+              out=D.bool_)
+less_equal = binary("less_equal", cpu.less_equal, _any, None, "x <= y (bool).", ("fusable",),
+                    np.less_equal, out=D.bool_)
+greater = binary("greater", cpu.greater, _any, None, "x > y (bool).", ("fusable",),
+                 np.greater, out=D.bool_)
 greater_equal = binary("greater_equal", cpu.greater_equal, _any, None, "x >= y (bool).",
-                       out=D.bool_)
+                       ("fusable",), np.greater_equal, out=D.bool_)
 
 
 # -- where -----------------------------------------------------------------------------------
@@ -391,7 +414,7 @@ def _where_forward(cond, x, y):
 
 
 def _where_infer(shapes_, dtypes, attrs):
-    shape = shapes.broadcast_all(shapes_, "where")
+    shape = broadcast_all(shapes_, "where")
     return shape, D.promote(dtypes[1], dtypes[2])
 
 
@@ -400,7 +423,10 @@ def _where_grad(g, out, needs, attrs, cond, x, y):
             (where(cond, 0, g) if needs[2] else None))
 
 
-where = define("where", _where_forward, _where_infer, _where_grad, elementwise=True,
+# Its condition is read as bools and its values in their promoted dtype: no compute rule.
+where = define("where", _where_forward, _where_infer, _where_grad,
+               traits=("elementwise", "fusable", "fresh"), scalar=cpu._where,
+               reference=np.where, cuda=lambda k: k.elementwise.where,
                doc="Elementwise choice: x where cond is true, else y (broadcasting).")
 
 
@@ -414,7 +440,8 @@ def _cast_grad(g, out, needs, attrs, x):
 
 
 cast = define("cast", _cast_forward, lambda s, d, attrs: (s[0], D.as_dtype(attrs["dtype"])),
-              _cast_grad, elementwise=True, attr_names=("dtype",),
+              _cast_grad, traits=("elementwise",), reference=R.cast,
+              cuda=lambda k: k.elementwise.cast, attr_names=("dtype",),
               doc="Convert to ``dtype`` (a copy).")
 
 
@@ -423,11 +450,14 @@ def _like_forward(fill):
 
 
 zeros_like = define("zeros_like", _like_forward(0), lambda s, d, attrs: (s[0], d[0]), None,
+                    shape_inputs=(0,), cuda=lambda k: k.elementwise.like(0),
                     doc="Zeros of x's shape and dtype.")
 ones_like = define("ones_like", _like_forward(1), lambda s, d, attrs: (s[0], d[0]), None,
+                   shape_inputs=(0,), cuda=lambda k: k.elementwise.like(1),
                    doc="Ones of x's shape and dtype.")
 identity = define("identity", lambda x: x, lambda s, d, attrs: (s[0], d[0]),
-                  lambda g, out, needs, attrs, x: (g,), view=True, doc="x itself.")
+                  lambda g, out, needs, attrs, x: (g,), traits=("view",),
+                  cuda=lambda k: k.elementwise.identity, doc="x itself.")
 
 
 def square(x):

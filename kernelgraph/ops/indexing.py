@@ -1,14 +1,14 @@
-"""Indexing ops: ``concat stack split``, basic indexing ``x[1:3, ::2]`` (``getitem``),
-``gather``/``embedding``, ``pad``, ``one_hot``, ``clip`` and ``argmax``.
+"""Indexing ops: basic indexing ``x[1:3, ::2]`` (``getitem``), ``gather``/``embedding``,
+``pad``, ``one_hot``, ``clip`` and ``argmax`` (joining and splitting: :mod:`.join`).
 
-Each op has one output, so ``split`` returns one ``split_piece`` node per piece. Attributes
-are plain hashable values: an index is normalized to a tuple whose items are ints, ``None``
-(new axis), ``"..."`` (Ellipsis) or ``(start, stop, step)`` triples (slices).
+Attributes are plain hashable values: an index is normalized to a tuple whose items are
+ints, ``None`` (new axis), ``"..."`` (Ellipsis) or ``(start, stop, step)`` triples (slices).
+Every forward checks its arguments with the op's own rules before a kernel runs, on either
+device; the kernels (:mod:`kernelgraph.kernels.indexing`, ``kernels.cuda.indexing``) get
+them normalized.
 """
 
 from __future__ import annotations
-
-import functools
 
 import numpy as np
 
@@ -16,277 +16,12 @@ from .. import dtypes as D
 from ..errors import ShapeError, shown
 from ..graph import shape_str
 from ..kernels import indexing as K
-from .elementwise import greater_equal, less_equal, where, zeros_like
+from ..kernels import reference as R
+from ..shapes import axis_arg, checked_axis, nonempty_reduction
+from .elementwise import greater_equal, less_equal, where
 from .registry import define
-from .shapes import axis_arg, nonempty_reduction
 
-_FULL = (None, None, None)
-
-
-# -- helpers ---------------------------------------------------------------------------------
-def _axis(axis, ndim, what, extra=0):
-    """``axis`` normalized into ``[0, ndim + extra)``, or a ShapeError."""
-    n = ndim + extra
-    axis = axis_arg(axis, what)
-    if not -n <= axis < n:
-        raise ShapeError(f"{what}: axis {axis} is out of range for rank {ndim}")
-    return int(axis) % n
-
-
-def _merge_dims(a, b, what, shapes_):
-    if a is None:
-        return b
-    if b is None or a == b:
-        return a
-    raise ShapeError(f"{what}: shapes {', '.join(shape_str(s) for s in shapes_)} differ "
-                     f"({a} vs {b}) outside the joined axis")
-
-
-def _same_dtype(dtypes, what):
-    for d in dtypes[1:]:
-        if d != dtypes[0]:
-            raise TypeError(f"{what}: all tensors must have one dtype, got "
-                            f"{', '.join(D.as_dtype(x).name for x in dtypes)}")
-    return dtypes[0]
-
-
-def _tensor_list(tensors, what):
-    if isinstance(tensors, np.ndarray) or not isinstance(tensors, list | tuple):
-        raise TypeError(f"{what} expects a list of tensors, got {type(tensors).__name__}")
-    if not tensors:
-        raise ValueError(f"{what} needs at least one tensor")
-    return tuple(tensors)
-
-
-# -- concat ----------------------------------------------------------------------------------
-def _concat_infer(shapes_, dtypes, attrs):
-    dt = _same_dtype(dtypes, "concat")
-    axis_arg(attrs.get("axis", 0), "concat")  # also where no rank is known yet
-    known = [s for s in shapes_ if s is not None]
-    if not known:
-        return None, dt
-    rank = len(known[0])
-    if any(len(s) != rank for s in known):
-        raise ShapeError(f"concat: all tensors must have one rank, got shapes "
-                         f"{', '.join(shape_str(s) for s in shapes_)}")
-    if rank == 0:
-        raise ShapeError("concat: cannot join 0-d tensors; use kg.stack")
-    ax = _axis(attrs.get("axis", 0), rank, "concat")
-    out = []
-    for i in range(rank):
-        if i == ax:
-            dims = [None if s is None else s[i] for s in shapes_]
-            out.append(None if None in dims else sum(dims))
-        else:
-            d = None
-            for s in known:
-                d = _merge_dims(d, s[i], "concat", shapes_)
-            out.append(d)
-    return tuple(out), dt
-
-
-def _concat_forward(*arrays, axis=0):
-    _concat_infer([a.shape for a in arrays], [a.dtype for a in arrays], {"axis": axis})
-    return K.concat(arrays, axis % arrays[0].ndim)
-
-
-def _concat_grad(g, out, needs, attrs, *inputs):
-    return tuple(concat_slice(g, *inputs, index=i, axis=attrs.get("axis", 0)) if need else None
-                 for i, need in enumerate(needs))
-
-
-concat_op = define("concat", _concat_forward, _concat_infer, _concat_grad,
-                   doc="Join tensors of one dtype along an existing ``axis``.")
-
-
-def _concat_slice_forward(g, *tensors, index, axis):
-    ax = axis % g.ndim
-    start = sum(t.shape[ax] for t in tensors[:index])
-    return g[(slice(None),) * ax + (slice(start, start + tensors[index].shape[ax]),)]
-
-
-def _concat_slice_grad(gg, out, needs, attrs, g, *tensors):
-    index = attrs["index"]
-    parts = [gg if j == index else zeros_like(t) for j, t in enumerate(tensors)]
-    return (concat(parts, axis=attrs["axis"]),) + (None,) * len(tensors)
-
-
-concat_slice = define(
-    "concat_slice", _concat_slice_forward,
-    lambda s, d, attrs: (s[1 + attrs["index"]], d[0]), _concat_slice_grad, view=True,
-    doc="The piece of a concat's gradient ``g`` that belongs to input ``index``.")
-
-
-def concat(tensors, axis: int = 0, name: str | None = None):
-    """Join ``tensors`` (one dtype, one rank) along the existing ``axis``.
-
-    >>> import kernelgraph as kg
-    >>> kg.concat([kg.tensor([1, 2]), kg.tensor([3])]).tolist()
-    [1, 2, 3]
-    """
-    kw = {"name": name} if name is not None else {}
-    return concat_op(*_tensor_list(tensors, "concat"), axis=axis, **kw)
-
-
-# -- stack -----------------------------------------------------------------------------------
-def _stack_infer(shapes_, dtypes, attrs):
-    dt = _same_dtype(dtypes, "stack")
-    axis_arg(attrs.get("axis", 0), "stack")  # also where no rank is known yet
-    known = [s for s in shapes_ if s is not None]
-    if not known:
-        return None, dt
-    rank = len(known[0])
-    if any(len(s) != rank for s in known):
-        raise ShapeError(f"stack: all tensors must have one shape, got "
-                         f"{', '.join(shape_str(s) for s in shapes_)}")
-    dims = []
-    for i in range(rank):
-        d = None
-        for s in known:
-            d = _merge_dims(d, s[i], "stack", shapes_)
-        dims.append(d)
-    ax = _axis(attrs.get("axis", 0), rank, "stack", extra=1)
-    return tuple(dims[:ax]) + (len(shapes_),) + tuple(dims[ax:]), dt
-
-
-def _stack_forward(*arrays, axis=0):
-    shapes_ = [a.shape for a in arrays]
-    _stack_infer(shapes_, [a.dtype for a in arrays], {"axis": axis})
-    if len(set(shapes_)) != 1:
-        raise ShapeError(f"stack: all tensors must have one shape, got "
-                         f"{', '.join(shape_str(s) for s in shapes_)}")
-    ax = axis % (arrays[0].ndim + 1)
-    return K.concat([np.expand_dims(a, ax) for a in arrays], ax)
-
-
-def _pick(axis, i):
-    """The index that picks entry ``i`` of ``axis`` (negative axes count from the end)."""
-    if axis >= 0:
-        return (_FULL,) * axis + (i,)
-    return ("...", i) + (_FULL,) * (-axis - 1)
-
-
-def _stack_grad(g, out, needs, attrs, *inputs):
-    axis = attrs.get("axis", 0)
-    return tuple(getitem(g, index=_pick(axis, i)) if need else None
-                 for i, need in enumerate(needs))
-
-
-stack_op = define("stack", _stack_forward, _stack_infer, _stack_grad,
-                  doc="Join tensors of one shape along a new ``axis``.")
-
-
-def stack(tensors, axis: int = 0, name: str | None = None):
-    """Join ``tensors`` (one shape and dtype) along a new ``axis``.
-
-    >>> import kernelgraph as kg
-    >>> kg.stack([kg.tensor([1, 2]), kg.tensor([3, 4])], axis=1).tolist()
-    [[1, 3], [2, 4]]
-    """
-    kw = {"name": name} if name is not None else {}
-    return stack_op(*_tensor_list(tensors, "stack"), axis=axis, **kw)
-
-
-# -- split -----------------------------------------------------------------------------------
-def _piece_bounds(size, sizes, index):
-    """(start, stop) of piece ``index`` along an axis of ``size`` (None if unknown)."""
-    if isinstance(sizes, int):
-        if size is None:
-            return None
-        if size % sizes:
-            raise ShapeError(f"split: an axis of size {size} does not split into {sizes} "
-                             "equal pieces")
-        step = size // sizes
-        return index * step, (index + 1) * step
-    if -1 in sizes:
-        if size is None:
-            return None
-        rest = sum(s for s in sizes if s != -1)
-        if rest > size:
-            raise ShapeError(f"split: sizes {list(sizes)} need more than the axis size {size}")
-        sizes = tuple(size - rest if s == -1 else s for s in sizes)
-    elif size is not None and sum(sizes) != size:
-        raise ShapeError(f"split: sizes {list(sizes)} add up to {sum(sizes)}, but the axis "
-                         f"has size {size}")
-    start = sum(sizes[:index])
-    return start, start + sizes[index]
-
-
-def _split_infer(shapes_, dtypes, attrs):
-    s = shapes_[0]
-    if s is None:
-        return None, dtypes[0]
-    ax = _axis(attrs["axis"], len(s), "split")
-    bounds = _piece_bounds(s[ax], attrs["sizes"], attrs["index"])
-    if bounds is None:
-        sizes = attrs["sizes"]
-        d = None if isinstance(sizes, int) or sizes[attrs["index"]] == -1 \
-            else sizes[attrs["index"]]
-    else:
-        d = bounds[1] - bounds[0]
-    return s[:ax] + (d,) + s[ax + 1:], dtypes[0]
-
-
-def _split_index(shape, sizes, index, axis):
-    if type(sizes) is list:  # (split() passes a tuple; a direct call may not)
-        sizes = tuple(sizes)
-    return _split_slices(tuple(shape), sizes, index, axis)
-
-
-@functools.lru_cache(maxsize=1024)  # an LSTM step splits the same shape twice each way
-def _split_slices(shape, sizes, index, axis):
-    ax = _axis(axis, len(shape), "split")
-    start, stop = _piece_bounds(shape[ax], sizes, index)
-    return (slice(None),) * ax + (slice(start, stop),)
-
-
-def _split_forward(x, sizes, index, axis):
-    return x[_split_index(x.shape, sizes, index, axis)]
-
-
-def _split_grad_forward(g, x, sizes, index, axis):
-    out = np.zeros(x.shape, g.dtype)
-    out[_split_index(x.shape, sizes, index, axis)] = g
-    return out
-
-
-split_piece = define(
-    "split_piece", _split_forward, _split_infer,
-    lambda g, out, needs, attrs, x: (split_grad(g, x, **attrs),), view=True,
-    doc="Piece ``index`` of x split along ``axis`` into ``sizes`` (an int: equal pieces).")
-split_grad = define(
-    "split_grad", _split_grad_forward, lambda s, d, attrs: (s[1], d[0]),
-    lambda gg, out, needs, attrs, g, x: (split_piece(gg, **attrs), None),
-    doc="Zeros of x's shape with g in piece ``index``: the gradient of split_piece.")
-
-
-def split(x, num_or_size_splits, axis: int = 0, name: str | None = None) -> list:
-    """Split ``x`` along ``axis`` into ``num_or_size_splits`` equal pieces (an int) or pieces
-    of the given sizes (a list; one may be -1), as ``tf.split``; returns a list.
-
-    >>> import kernelgraph as kg
-    >>> [p.tolist() for p in kg.split(kg.tensor([1, 2, 3, 4]), [1, 3])]
-    [[1], [2, 3, 4]]
-    """
-    if isinstance(num_or_size_splits, int | np.integer) and not isinstance(
-            num_or_size_splits, bool):
-        sizes, count = int(num_or_size_splits), int(num_or_size_splits)
-        if count < 1:
-            raise ValueError(f"split: the number of pieces must be >= 1, got {count}")
-    else:
-        try:
-            # each size an int: a float is refused, not truncated (int(1.5) is 1)
-            sizes = tuple(axis_arg(s, "split") for s in num_or_size_splits)
-        except TypeError:
-            raise TypeError("split: num_or_size_splits must be an int or a list of ints, got "
-                            f"{shown(num_or_size_splits)}") from None
-        if not sizes or any(s < -1 for s in sizes) or sizes.count(-1) > 1:
-            raise ValueError(f"split: sizes {list(sizes)} must be non-negative, with at most "
-                             "one -1")
-        count = len(sizes)
-    kw = {"name": name} if name is not None else {}
-    axis = axis_arg(axis, "split")
-    return [split_piece(x, sizes=sizes, index=i, axis=axis, **kw) for i in range(count)]
+FULL = (None, None, None)  # the slice ``:`` in a normalized index
 
 
 # -- getitem ---------------------------------------------------------------------------------
@@ -338,7 +73,7 @@ def _getitem_shape(shape, index):
                          f"{used} indexed, but it has {len(shape)} dims")
     if "..." in index:
         k = index.index("...")
-        index = index[:k] + (_FULL,) * (len(shape) - used) + index[k + 1:]
+        index = index[:k] + (FULL,) * (len(shape) - used) + index[k + 1:]
     out, axis = [], 0
     for it in index:
         if it is None:
@@ -359,11 +94,20 @@ def _getitem_forward(x, index):
     return out if type(out) is np.ndarray else np.asarray(out)  # x[0] of 1-d: a NumPy scalar
 
 
+def _getitem_cuda(k):
+    read = k.indexing.read
+
+    def getitem(x, index):  # a contiguous copy of the view, where the CPU returns the view
+        _getitem_shape(x.shape, index)  # the CPU's bounds checks and messages
+        return read(x, _decode(index))
+    return getitem
+
+
 getitem = define(
     "getitem", _getitem_forward,
     lambda s, d, attrs: (_getitem_shape(s[0], attrs["index"]), d[0]),
-    lambda g, out, needs, attrs, x: (getitem_grad(g, x, index=attrs["index"]),), view=True,
-    attr_names=("index",),
+    lambda g, out, needs, attrs, x: (getitem_grad(g, x, index=attrs["index"]),),
+    traits=("view",), reference=R.getitem, cuda=_getitem_cuda, attr_names=("index",),
     doc="Basic indexing ``x[index]`` (ints, slices, ``...``, None): a view.")
 
 
@@ -376,6 +120,7 @@ def _getitem_grad_forward(g, x, index):
 getitem_grad = define(
     "getitem_grad", _getitem_grad_forward, lambda s, d, attrs: (s[1], d[0]),
     lambda gg, out, needs, attrs, g, x: (getitem(gg, index=attrs["index"]), None),
+    cuda=lambda k: lambda g, x, index: k.indexing.zeros_with(g, x.shape, _decode(index)),
     doc="Zeros of x's shape with g scattered into ``x[index]``: the gradient of getitem.")
 
 
@@ -391,7 +136,7 @@ def _gather_infer(shapes_, dtypes, attrs):
     sp, si = shapes_
     if sp is None:
         return None, dtypes[0]
-    ax = _axis(attrs.get("axis", 0), len(sp), "gather")
+    ax = checked_axis(attrs.get("axis", 0), len(sp), "gather")
     if si is None:
         return None, dtypes[0]
     return sp[:ax] + tuple(si) + sp[ax + 1:], dtypes[0]
@@ -407,8 +152,18 @@ def _gather_grad(g, out, needs, attrs, params, indices):
     return gather_grad(g, indices, params, axis=attrs.get("axis", 0)), None
 
 
-gather = define("gather", _gather_forward, _gather_infer, _gather_grad,
-                attr_names=("axis",), inputs=2,
+def _gather_cuda(k):
+    gather = k.indexing.gather
+
+    def forward(params, indices, axis=0):
+        _gather_infer([params.shape, indices.shape], [params.dtype, indices.dtype],
+                      {"axis": axis})
+        return gather(params, indices, axis % params.ndim)
+    return forward
+
+
+gather = define("gather", _gather_forward, _gather_infer, _gather_grad, reference=R.gather,
+                cuda=_gather_cuda, attr_names=("axis",), inputs=2,
                 doc="Slices of ``params`` at integer ``indices`` along ``axis`` (tf.gather).")
 
 
@@ -420,6 +175,7 @@ gather_grad = define(
     "gather_grad", _gather_grad_forward, lambda s, d, attrs: (s[2], d[0]),
     lambda gg, out, needs, attrs, g, indices, like: (
         gather(gg, indices, axis=attrs.get("axis", 0)), None, None),
+    cuda=lambda k: k.indexing.gather_grad,
     doc="Zeros of like's shape with g's slices added at ``indices`` (repeats accumulate).")
 
 
@@ -468,7 +224,17 @@ def _pad_grad(g, out, needs, attrs, x):
     return (getitem(g, index=index),)
 
 
-pad = define("pad", _pad_forward, _pad_infer, _pad_grad, attr_names=("paddings", "value"),
+def _pad_cuda(k):
+    pad = k.indexing.pad
+
+    def forward(x, paddings, value=0):
+        shape, _ = _pad_infer([x.shape], [x.dtype], {"paddings": paddings})
+        return pad(x, shape, _norm_paddings(paddings), value)
+    return forward
+
+
+pad = define("pad", _pad_forward, _pad_infer, _pad_grad, reference=R.pad, cuda=_pad_cuda,
+             attr_names=("paddings", "value"),
              doc="Pad each dim with ``(before, after)`` entries of ``value`` (tf.pad).")
 
 
@@ -489,8 +255,17 @@ def _one_hot_forward(indices, depth, dtype=D.float32):
     return K.one_hot(indices, int(depth), D.as_dtype(dtype))
 
 
-one_hot = define("one_hot", _one_hot_forward, _one_hot_infer, None,
-                 attr_names=("depth", "dtype"),
+def _one_hot_cuda(k):
+    one_hot = k.indexing.one_hot
+
+    def forward(indices, depth, dtype=D.float32):
+        _one_hot_infer([indices.shape], [indices.dtype], {"depth": depth})
+        return one_hot(indices, int(depth), D.as_dtype(dtype))
+    return forward
+
+
+one_hot = define("one_hot", _one_hot_forward, _one_hot_infer, None, reference=R.one_hot,
+                 cuda=_one_hot_cuda, attr_names=("depth", "dtype"),
                  doc="A 1 at each index along a new last axis of size ``depth`` (no gradient).")
 
 
@@ -524,7 +299,17 @@ def _clip_grad(g, out, needs, attrs, x):
     return (g,)
 
 
-clip = define("clip", _clip_forward, _clip_infer, _clip_grad, attr_names=("min", "max"),
+def _clip_cuda(k):
+    clip, astype = k.indexing.clip, k.core.astype
+
+    def forward(x, min=None, max=None):  # noqa: A002 - torch.clamp's names
+        _, dtype = _clip_infer([x.shape], [D.as_dtype(x.dtype)], {"min": min, "max": max})
+        return clip(astype(x, dtype), min, max)  # promoted with the bounds, as on the CPU
+    return forward
+
+
+clip = define("clip", _clip_forward, _clip_infer, _clip_grad, reference=R.clip, cuda=_clip_cuda,
+              attr_names=("min", "max"),
               doc="x limited to [min, max] (torch.clamp: NaN stays NaN, a NaN bound gives NaN); "
                   "the gradient passes where min <= x <= max.")
 
@@ -542,18 +327,20 @@ def _argmax_infer(shapes_, dtypes, attrs):
         return None, D.int64
     if len(s) == 0:
         raise ShapeError("argmax: a 0-d tensor has no axis; use axis=None")
-    ax = _axis(axis, len(s), "argmax")
+    ax = checked_axis(axis, len(s), "argmax")
     nonempty_reduction(s, ax, "argmax", normalize=True)
     return s[:ax] + ((1,) if keepdims else ()) + s[ax + 1:], D.int64
 
 
-def _argmax_forward(x, axis=None, keepdims=False):
-    _argmax_infer([x.shape], [x.dtype], {"axis": axis, "keepdims": keepdims})
-    return K.argmax(x, None if axis is None else axis % x.ndim, keepdims)
+def _argmax(kernels):
+    def forward(x, axis=None, keepdims=False):
+        _argmax_infer([x.shape], [x.dtype], {"axis": axis, "keepdims": keepdims})
+        return kernels.argmax(x, None if axis is None else axis % x.ndim, keepdims)
+    return forward
 
 
-argmax = define("argmax", _argmax_forward, _argmax_infer, None,
-                attr_names=("axis", "keepdims"),
+argmax = define("argmax", _argmax(K), _argmax_infer, None, reference=R.argmax,
+                cuda=lambda k: _argmax(k.indexing), attr_names=("axis", "keepdims"),
                 doc="int64 index of the first maximum along ``axis`` (None: of the flattened "
                     "tensor), or of the first NaN, as in PyTorch (which refuses bools, as "
                     "kernelgraph does); no gradient. An empty axis "

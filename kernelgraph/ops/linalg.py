@@ -10,10 +10,10 @@ from __future__ import annotations
 import numpy as np
 
 from .. import dtypes as D
+from .. import shapes
 from ..errors import ShapeError
 from ..graph import shape_str
 from ..kernels import cpu
-from . import shapes
 from .registry import define
 from .shape import matrix_transpose
 
@@ -62,6 +62,15 @@ def _matmul_forward(a, b):
     return cpu.matmul(a, b)
 
 
+def _matmul_cuda(k):
+    gemm = k.linalg.matmul
+
+    def matmul(a, b):  # two dtypes and bools are refused, as on the CPU and in PyTorch
+        matmul_dtype(a.dtype, b.dtype, a.ndim > 2 or b.ndim > 2)
+        return gemm(a, b)
+    return matmul
+
+
 def _matmul_infer(shapes_, dtypes, attrs):
     sa, sb = shapes_
     dt = matmul_dtype(dtypes[0], dtypes[1], static=True)
@@ -83,5 +92,6 @@ def _matmul_grad(g, out, needs, attrs, a, b):
 
 
 matmul = define("matmul", _matmul_forward, _matmul_infer, _matmul_grad,
+                traits=("fresh", "method"), reference=np.matmul, cuda=_matmul_cuda,
                 doc="a @ b for rank >= 2; leading (batch) dims broadcast; both of one dtype "
                     "(not bool), as in PyTorch and TF1.")

@@ -7,11 +7,13 @@ import numpy as np
 from .. import dtypes as D
 from ..errors import ShapeError
 from ..graph import shape_str
-from ..kernels import cpu
+from ..kernels import nn as K
+from ..kernels import reference as R
+from ..kernels.nn import no_rows
+from ..shapes import axis_arg, normalize_axes
 from .elementwise import _floating, _to, exp, mul, square, sub
 from .reduce import mean, sum
 from .registry import define
-from .shapes import axis_arg
 
 
 def _softmax_axis(axis, what):
@@ -24,7 +26,7 @@ def _float_forward(kernel, what):
         if type(axis) is not int:
             axis = _softmax_axis(axis, what)
         if x.size == 0:  # nothing to normalise (an empty axis too): an empty result
-            cpu.normalize_axes(axis, x.ndim)  # a bad axis is refused as the kernels refuse it
+            normalize_axes(axis, x.ndim)  # a bad axis is refused as the kernels refuse it
             return np.empty(x.shape, _floating(x.dtype))
         return kernel(_to(x, _floating(x.dtype)), axis)
     return forward
@@ -52,12 +54,15 @@ def _log_softmax_grad(g, out, needs, attrs, x):
     return (sub(g, mul(exp(out), sum(g, axis=axis, keepdims=True))),)
 
 
-softmax = define("softmax", _float_forward(cpu.softmax, "softmax"), _softmax_infer,
-                 _softmax_grad, attr_names=("axis",),
+softmax = define("softmax", _float_forward(K.softmax, "softmax"), _softmax_infer,
+                 _softmax_grad, traits=("fresh",), reference=R.softmax,
+                 cuda=lambda k: k.nn.softmax, attr_names=("axis",),
                  doc="exp(x) / sum(exp(x)) along ``axis`` (default -1, also for None), "
                      "computed stably; an empty tensor gives an empty result.")
-log_softmax = define("log_softmax", _float_forward(cpu.log_softmax, "log_softmax"),
-                     _log_softmax_infer, _log_softmax_grad, attr_names=("axis",),
+log_softmax = define("log_softmax", _float_forward(K.log_softmax, "log_softmax"),
+                     _log_softmax_infer, _log_softmax_grad, traits=("fresh",),
+                     reference=R.log_softmax, cuda=lambda k: k.nn.log_softmax,
+                     attr_names=("axis",),
                      doc="log(softmax(x)) along ``axis``, computed stably.")
 
 
@@ -77,19 +82,11 @@ def _xent_infer(shapes_, dtypes, attrs):
     return (sl[0] if sl is not None else None,), _floating(dtypes[0])
 
 
-def no_rows(logits, labels) -> bool:
-    """Whether ``logits`` is a batch of no rows with its (0,) integer labels: its loss is
-    empty, and its gradient too, even over no classes (PyTorch's; only labels need a class
-    to fall in)."""
-    return (len(logits.shape) == 2 and logits.shape[0] == 0 and tuple(labels.shape) == (0,)
-            and labels.dtype.kind in "iu")
-
-
 def _xent_forward(logits, labels):
     logits, labels = _to(logits, _floating(logits.dtype)), np.asarray(labels)
     if no_rows(logits, labels):
         return np.empty(0, logits.dtype)
-    return cpu.sparse_softmax_cross_entropy(logits, labels)
+    return K.sparse_softmax_cross_entropy(logits, labels)
 
 
 def _xent_grad(g, out, needs, attrs, logits, labels):
@@ -101,7 +98,7 @@ def _xent_grad_forward(logits, labels, g):
     if no_rows(logits, labels):  # g broadcast against (0, 1), as the kernel's wrapper does
         return np.multiply(np.empty(logits.shape, logits.dtype), np.reshape(g, (-1, 1)),
                            dtype=logits.dtype)
-    return cpu.sparse_softmax_cross_entropy_grad(logits, labels, g)
+    return K.sparse_softmax_cross_entropy_grad(logits, labels, g)
 
 
 def _no_second_derivative(gg, out, needs, attrs, *inputs):
@@ -110,13 +107,15 @@ def _no_second_derivative(gg, out, needs, attrs, *inputs):
 
 
 softmax_cross_entropy = define(
-    "softmax_cross_entropy", _xent_forward, _xent_infer, _xent_grad,
+    "softmax_cross_entropy", _xent_forward, _xent_infer, _xent_grad, traits=("fresh",),
+    reference=R.sparse_softmax_cross_entropy, cuda=lambda k: k.nn.softmax_cross_entropy,
     doc="Per-example -log softmax(logits)[label] for logits (batch, classes) and integer "
         "labels (batch,): TF1's sparse_softmax_cross_entropy_with_logits. A batch of no rows "
         "gives an empty loss (PyTorch's reduction='none').")
 softmax_cross_entropy_grad = define(
     "softmax_cross_entropy_grad", _xent_grad_forward,
-    lambda s, d, attrs: (s[0], _floating(d[0])), _no_second_derivative,
+    lambda s, d, attrs: (s[0], _floating(d[0])), _no_second_derivative, traits=("fresh",),
+    cuda=lambda k: k.nn.softmax_cross_entropy_grad,
     doc="(softmax(logits) - one_hot(labels)) * g[:, None], in one kernel.")
 
 

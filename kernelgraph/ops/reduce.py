@@ -8,9 +8,12 @@ import numpy as np
 from .. import dtypes as D
 from ..errors import ShapeError
 from ..kernels import cpu
+from ..kernels import reference as R
+from ..shapes import axes_arg, nonempty_reduction, normalize_axes, reduced_shape
 from .elementwise import cast, div, equal, mul
 from .registry import define
-from .shapes import axes_arg, nonempty_reduction
+
+sum_dtype = D.sum_dtype  # the dtype rule of sum (PyTorch's), shared with the CUDA kernel
 
 
 def _static_axes(shape, axis, what):
@@ -20,7 +23,7 @@ def _static_axes(shape, axis, what):
     if shape is None:
         return None
     try:
-        return cpu.normalize_axes(axis, len(shape))
+        return normalize_axes(axis, len(shape))
     except (ValueError, TypeError) as e:
         raise ShapeError(str(e)) from None
 
@@ -31,7 +34,7 @@ def _reduce_infer(shapes_, dtypes, attrs, out_dtype=None, what="max"):
     if axes is None:
         out_shape = () if axis is None and not keepdims else None
     else:
-        out_shape = cpu.reduced_shape(shape, axes, keepdims)
+        out_shape = reduced_shape(shape, axes, keepdims)
     return out_shape, out_dtype or dtypes[0]
 
 
@@ -46,13 +49,6 @@ def _max_forward(x, axis=None, keepdims=False):
         return np.empty(_max_infer([x.shape], [x.dtype], {"axis": axis,
                                                           "keepdims": keepdims})[0], x.dtype)
     return cpu.reduce_max(x, axis, keepdims)
-
-
-def sum_dtype(dt):
-    """PyTorch's ``torch.sum``: bools and every integer dtype sum to int64 (an int32 sum
-    past 2**31 is exact, not wrapped); floats keep their dtype. TF1 keeps int32 and
-    refuses bools; both modes follow PyTorch here (one op set)."""
-    return dt if dt in D.FLOATS else D.int64
 
 
 def _sum_infer(shapes_, dtypes, attrs):
@@ -81,6 +77,26 @@ def _mean_forward(x, axis=None, keepdims=False):
     return cpu.reduce_mean(x, axis, keepdims)
 
 
+def _mean_cuda(k):
+    reduce_mean = k.reduce.reduce_mean
+
+    def forward(x, axis=None, keepdims=False):
+        if x.dtype not in D.FLOATS:  # refused, as on the CPU
+            _mean_infer([x.shape], [x.dtype], {})
+        return reduce_mean(x, axis, keepdims)
+    return forward
+
+
+def _max_cuda(k):
+    reduce_max = k.reduce.reduce_max
+
+    def forward(x, axis=None, keepdims=False):
+        if x.size == 0:  # an empty dimension reduced is refused, as on the CPU
+            _max_infer([tuple(x.shape)], [x.dtype], {"axis": axis, "keepdims": keepdims})
+        return reduce_max(x, axis, keepdims)
+    return forward
+
+
 def _sum_grad(g, out, needs, attrs, x):
     return (broadcast_reduced(g, x, **attrs),)
 
@@ -97,13 +113,16 @@ def _max_grad(g, out, needs, attrs, x):
 
 
 sum = define("sum", _sum_forward, _sum_infer, _sum_grad,  # noqa: A001
+             traits=("fresh",), reference=R.reduce_sum, cuda=lambda k: k.reduce.reduce_sum,
              attr_names=("axis", "keepdims"),
              doc="Sum over ``axis`` (int, tuple or None for all), keeping dims if ``keepdims``; "
                  "bools and integers sum to int64, as in PyTorch.")
-mean = define("mean", _mean_forward, _mean_infer, _mean_grad,
+mean = define("mean", _mean_forward, _mean_infer, _mean_grad, traits=("fresh",),
+              reference=R.reduce_mean, cuda=_mean_cuda,
               doc="Mean over ``axis``; NaN over an empty dimension (PyTorch's).",
               attr_names=("axis", "keepdims"))
 max = define("max", _max_forward, _max_infer, _max_grad,  # noqa: A001
+             traits=("fresh",), reference=R.reduce_max, cuda=_max_cuda,
              attr_names=("axis", "keepdims"),
              doc="Maximum over ``axis`` (``torch.amax``): NaN where a NaN is reduced; the "
                  "gradient is split evenly between ties, and is NaN over a reduced NaN. An "
@@ -113,8 +132,8 @@ max = define("max", _max_forward, _max_infer, _max_grad,  # noqa: A001
 
 # -- the broadcasts that undo reductions -----------------------------------------------------
 def _broadcast_reduced_forward(g, like, axis=None, keepdims=False, mean=False):
-    axes = cpu.normalize_axes(axis, like.ndim)
-    kept = cpu.reduced_shape(like.shape, axes, True)
+    axes = normalize_axes(axis, like.ndim)
+    kept = reduced_shape(like.shape, axes, True)
     out = np.broadcast_to(np.reshape(g, kept), like.shape)
     if mean:
         count = 1
@@ -133,7 +152,8 @@ def _broadcast_reduced_grad(gg, out, needs, attrs, g, like):
 
 broadcast_reduced = define(
     "broadcast_reduced", _broadcast_reduced_forward,
-    lambda s, d, attrs: (s[1], d[0]), _broadcast_reduced_grad,
+    lambda s, d, attrs: (s[1], d[0]), _broadcast_reduced_grad, shape_inputs=(1,),
+    cuda=lambda k: k.reduce.broadcast_reduced,
     doc="Spread a reduced gradient ``g`` back over ``like``'s shape (divided by the count if "
         "``mean``): the gradient of sum/mean/max.")
 
@@ -156,11 +176,13 @@ def _sum_to_like_forward(g, like):
 
 sum_to_like = define(
     "sum_to_like", _sum_to_like_forward, lambda s, d, attrs: (s[1], d[0]),
-    lambda gg, out, needs, attrs, g, like: (broadcast_like(gg, g), None),
+    lambda gg, out, needs, attrs, g, like: (broadcast_like(gg, g), None), shape_inputs=(1,),
+    cuda=lambda k: k.reduce.sum_to_like,
     doc="Sum ``g`` over the axes broadcasting added to reach ``like``'s shape: how a "
         "gradient gets back to the shape of an input that was broadcast.")
 broadcast_like = define(
     "broadcast_like", lambda x, like: np.broadcast_to(x, np.shape(like)),
     lambda s, d, attrs: (s[1], d[0]),
-    lambda gg, out, needs, attrs, x, like: (sum_to_like(gg, x), None), view=True,
+    lambda gg, out, needs, attrs, x, like: (sum_to_like(gg, x), None), traits=("view",),
+    shape_inputs=(1,), cuda=lambda k: k.reduce.broadcast_like,
     doc="Broadcast x to like's shape.")

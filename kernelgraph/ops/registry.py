@@ -1,27 +1,41 @@
-"""The op registry: each op is defined once, and every mode calls that one definition.
+"""The op registry: each op is defined once, on a *card*, and every mode calls that one card.
 
-An :class:`Op` bundles
+An :class:`Op` card carries every fact about its op, so that nothing else keeps a table of
+op names:
+
 - ``infer(shapes, dtypes, attrs) -> (shape, dtype)``: the shape/dtype rule; shapes may hold
   ``None`` dims (or be ``None`` for unknown rank) and a mismatch raises ``ShapeError``;
-- ``forward(*arrays, **attrs) -> array``: the CPU computation, calling numba kernels;
+- ``forward(*arrays, **attrs) -> array``: the CPU computation, calling numba kernels; it
+  promotes dtypes and checks what the kernels assume first, so kernels stay leaves;
 - ``grad(g, out, needs, attrs, *inputs) -> tuple``: the gradient rule, written with the
-  public ops, so it computes on arrays/eager tensors and adds nodes on graph nodes.
+  public ops, so it computes on arrays/eager tensors and adds nodes on graph nodes;
+- ``traits``: facts from the fixed vocabulary :data:`TRAITS` (fusable, fresh, random ...),
+  which the compiler, the memory planner, fusion and autobatching read;
+- for elementwise ops, ``scalar`` (the scalar body every backend is built from,
+  :mod:`kernelgraph.kernels.cpu`), ``compute`` (the dtype rule applied after promotion,
+  :mod:`kernelgraph.dtypes`) and ``loops`` (the CPU ufuncs built from the body);
+- ``reference``: the NumPy oracle the tests compare it with (:mod:`kernelgraph.kernels.reference`);
+- ``cuda``: how to build its CUDA forward from the :mod:`kernelgraph.kernels.cuda` package,
+  which :meth:`Op.kernel` loads on first CUDA use (numba.cuda is slow to import).
 
 Calling an op dispatches on the types of its arguments to a *front-end*: eager tensors run at
 once (:mod:`kernelgraph.eager`), graph nodes add a node (:mod:`kernelgraph.static.build`),
 and plain NumPy arrays compute directly and return arrays (this is how eager ``backward()``
-runs gradient rules without recording them). A plain array of a dtype kernelgraph does not
-keep (float16, int16, big-endian ...) is converted first, exactly as ``kg.tensor`` converts
-it (:func:`kernelgraph.dtypes.operand`), and a computation the op's shape/dtype rule
-refuses raises that rule's error (a ShapeError naming both shapes, not NumPy's words).
+runs gradient rules without recording them); device arrays run the op's CUDA kernel. A
+plain array of a dtype kernelgraph does not keep (float16, int16, big-endian ...) is
+converted first, exactly as ``kg.tensor`` converts it (:func:`kernelgraph.dtypes.operand`),
+and a computation the op's shape/dtype rule refuses raises that rule's error (a ShapeError
+naming both shapes, not NumPy's words).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import sys
+from collections.abc import Callable, Mapping
 
 import numpy as np
 
+from .. import devices
 from .. import dtypes as D
 from ..errors import ShapeError
 from ..graph import shape_str
@@ -33,29 +47,100 @@ _KEPT = D.KEPT  # a module global: one lookup on the hot path
 FRONTENDS: dict[type, Callable] = {}
 DEFAULT_FRONTEND: list[Callable] = []  # for args with no tensor at all: eager
 
-
+#: The traits an op may have, and what each one promises (an unknown trait is refused).
+TRAITS: dict[str, str] = {
+    "elementwise": "broadcasts its inputs like NumPy; the output has their broadcast shape",
+    "fusable": "its scalar body (op.scalar) may run inside a fused kernel",
+    "transcendental": "its body calls a math-library function (exp, tanh ...): a fused "
+                      "group over many values holds at most one, so its loop still vectorises",
+    "logical": "on bools it keeps bools (b + b is a logical or): never fused on bools, where "
+               "a fused body would compute 1 + 1 = 2",
+    "fresh": "always returns a new array (a ufunc's result, a product, a reduction): the "
+             "memory planner may write its result in place",
+    "view": "its output may share memory with input 0 (reshape, transpose ...)",
+    "method": "also a Tensor method in eager mode (x.exp(), as in PyTorch)",
+    "random": "draws random numbers: never folded, merged or deferred",
+    "stateful": "run by the session, not by a kernel: reads or writes a variable, or takes a "
+                "feed (placeholder) or only orders others (no_op); never folded or merged",
+    "host_only": "runs on the host whatever the device scope (control flow)",
+    "shape_only": "reads only the shape and dtype of the inputs op.shape_inputs names",
+    "control": "runs sub-graphs; its value is a tuple",
+    "transfer": "moves a value between devices",
+}
 
 
 class Op:
-    """One operation: shape rule, forward kernel, gradient rule (see module docstring)."""
+    """One operation's card: shape rule, forward, gradient rule, traits, scalar body, dtype
+    rule, reference and CUDA kernel (see the module docstring)."""
 
-    __slots__ = ("name", "forward", "infer", "grad", "view", "elementwise", "doc", "attr_names",
-                 "arity")
+    __slots__ = ("name", "forward", "infer", "grad", "doc", "attr_names", "arity", "traits",
+                 "scalar", "compute", "loops", "reference", "cuda", "shape_inputs", "module",
+                 "_cuda_kernel")
+
+    # Facts of the ops the compiler makes for one device (:class:`FusedOp`); None here.
+    members = source = ufunc = updates = device_type = None
 
     def __init__(self, name: str, forward: Callable, infer: Callable, grad: Callable | None,
-                 *, view: bool = False, elementwise: bool = False, doc: str = "",
-                 attr_names: tuple = (), inputs: int = 1):
+                 *, traits=(), scalar: Callable | None = None, compute: Callable | None = None,
+                 loops=None, reference: Callable | None = None, cuda: Callable | None = None,
+                 shape_inputs: tuple = (), view: bool = False, elementwise: bool = False,
+                 doc: str = "", attr_names: tuple = (), inputs: int = 1,
+                 module: str | None = None):
+        traits = frozenset(traits) | {t for t, on in (("view", view),
+                                                      ("elementwise", elementwise)) if on}
+        if shape_inputs:
+            traits |= {"shape_only"}
+        _check_card(name, traits, scalar, shape_inputs)
         self.name = name
         self.forward = forward
         self.infer = infer
         self.grad = grad  # None: not differentiable (comparisons, argmax ...)
-        self.view = view  # output may share memory with input 0 (reshape, transpose ...)
-        self.elementwise = elementwise
+        self.traits = traits
+        self.scalar = scalar  # the scalar body (kernels/cpu.py) of an elementwise op
+        self.compute = compute  # its dtype rule after promotion (kernelgraph.dtypes)
+        # Its CPU ufuncs, one per dtype (kernels.cpu.UfuncKernel), where the forward only
+        # promotes and calls them: the eager hot path and compiled plans call them directly.
+        self.loops = loops
+        self.reference = reference  # the NumPy oracle of the tests
+        self.cuda = cuda  # kernelgraph.kernels.cuda -> the CUDA forward (see kernel())
+        self.shape_inputs = tuple(shape_inputs)  # inputs read for their shape alone
+        self.module = module  # the module that defined the op (its family)
         self.doc = doc
         # Attributes that may also be passed by position after the ``inputs`` tensors, as in
         # ``kg.sum(x, 1)`` or ``kg.reshape(x, (2, 3))``; ops without any take any arity.
         self.attr_names = tuple(attr_names)
         self.arity = inputs if attr_names else 1 << 30
+        self._cuda_kernel = None
+
+    @property
+    def view(self) -> bool:
+        """Whether the output may share memory with input 0 (reshape, transpose ...)."""
+        return "view" in self.traits
+
+    @property
+    def elementwise(self) -> bool:
+        """Whether the op broadcasts its inputs like NumPy."""
+        return "elementwise" in self.traits
+
+    def kernel(self, device) -> Callable:
+        """The function that runs this op on ``device`` (a :class:`kernelgraph.devices.Device`):
+        the CPU forward, or the CUDA forward built from the card's ``cuda`` on first use;
+        a DeviceError where this process cannot run ``device``, NotImplementedError where
+        the op has no kernel for it.
+
+        >>> import kernelgraph as kg
+        >>> kg.ops.exp.kernel(kg.device("cpu")) is kg.ops.exp.forward
+        True
+        """
+        if device.type == "cpu":
+            return self.forward
+        devices.require(device)
+        found = self._cuda_kernel
+        if found is None:
+            if self.cuda is None:
+                raise NotImplementedError(f"op '{self.name}' has no CUDA kernel")
+            found = self._cuda_kernel = self.cuda(cuda_package())
+        return found
 
     def __call__(self, *args, **attrs):
         if len(args) > self.arity:
@@ -86,6 +171,10 @@ class Op:
                 if better is e:
                     raise
                 raise better from None
+        for a in args:  # a device array made before the CUDA kernels were first loaded
+            if devices.is_cuda_array(a):
+                cuda_package()
+                return apply_device_arrays(self, args, attrs)
         return DEFAULT_FRONTEND[0](self, args, attrs)
 
     def explain(self, values, attrs, error: Exception) -> Exception:
@@ -142,9 +231,118 @@ OPS: dict[str, Op] = {}
 
 
 def define(name: str, forward, infer, grad=None, **kw) -> Op:
-    """Create and register an op (names are unique)."""
+    """Create and register an op card (names are unique); its ``module`` is the caller's."""
     if name in OPS:
         raise ValueError(f"op {name!r} is already defined")
+    kw.setdefault("module", sys._getframe(1).f_globals.get("__name__"))
     op = Op(name, forward, infer, grad, **kw)
     OPS[name] = op
     return op
+
+
+def _check_card(name: str, traits: frozenset, scalar, shape_inputs) -> None:
+    unknown = sorted(traits - TRAITS.keys())
+    if unknown:
+        raise ValueError(f"op {name!r}: unknown trait(s) {', '.join(map(repr, unknown))}; "
+                         f"the traits are {', '.join(TRAITS)}")
+    if "fusable" in traits and scalar is None:
+        raise ValueError(f"op {name!r} is fusable but has no scalar body")
+    if "shape_only" in traits and not shape_inputs:
+        raise ValueError(f"op {name!r} is shape_only but names no shape_inputs")
+
+
+class FusedOp(Op):
+    """An op the compiler made for one device: a fused group's generated kernel
+    (:mod:`kernelgraph.static.fusion`). Its forward is the compiled kernel; ``members``
+    names the nodes computed inside, ``source`` is the generated module, ``ufunc`` the
+    compiled NumPy ufunc (CPU), ``updates`` the assign it computes (``"assign_sub"``) or
+    None. Its array is always a new one (trait ``fresh``)."""
+
+    __slots__ = ("members", "source", "ufunc", "updates", "device_type", "key")
+
+    def __init__(self, key: str, kernel, *, members: list, source: str, device_type: str,
+                 ufunc=None, updates: str | None = None):
+        super().__init__(f"fused_{key[:8]}", kernel, None, None, traits=("fresh",),
+                         doc="A group of elementwise ops run as one generated kernel.")
+        self.key = key
+        self.members = members
+        self.source = source
+        self.ufunc = ufunc
+        self.updates = updates
+        self.device_type = device_type
+
+    def kernel(self, device) -> Callable:
+        """Its kernel, on the one device type it was generated for."""
+        if device.type != self.device_type:
+            raise NotImplementedError(f"op '{self.name}' was generated for "
+                                      f"{self.device_type}, not {device.type}")
+        if device.type != "cpu":
+            devices.require(device)
+        return self.forward
+
+
+# -- CUDA: loaded on first use ---------------------------------------------------------------
+_CUDA: list = []
+
+
+def cuda_package():
+    """:mod:`kernelgraph.kernels.cuda`, imported on first use; from then on, ops called on
+    its device arrays run their CUDA kernels (:func:`apply_device_arrays`)."""
+    if not _CUDA:
+        # numba.cuda takes a while to import and claims the GPU: a process that never uses
+        # CUDA never loads it, so this is the one place that imports the CUDA kernels.
+        from ..kernels import cuda
+
+        for t in devices.cuda_array_types():
+            FRONTENDS[t] = apply_device_arrays
+        _CUDA.append(cuda)
+    return _CUDA[0]
+
+
+devices.install_cuda_loader(cuda_package)
+
+
+def apply_device_arrays(op: Op, args, attrs):
+    """The plain-array front-end for device arrays (gradient rules in eager backward): the
+    op's kernel for the device all of ``args`` live on."""
+    if attrs and "name" in attrs:
+        attrs = {k: v for k, v in attrs.items() if k != "name"}
+    return op.kernel(devices.device_of_values(op, args))(*args, **attrs)
+
+
+# -- read-only views of one fact of every card (for tests and docs) --------------------------
+class CardView(Mapping):
+    """Op name -> one fact of its card, for the registered ops that have it (and, given
+    ``modules``, that those modules define), read from the cards at each lookup."""
+
+    def __init__(self, fact: Callable, has: Callable, modules=()):
+        self._fact, self._has = fact, has
+        self._modules = frozenset(getattr(m, "__name__", m) for m in modules)
+
+    def _wanted(self, op: Op) -> bool:
+        return self._has(op) and (not self._modules or op.module in self._modules)
+
+    def __getitem__(self, name: str):
+        op = OPS.get(name)
+        if op is None or not self._wanted(op):
+            raise KeyError(name)
+        return self._fact(op)
+
+    def __iter__(self):
+        return (name for name, op in list(OPS.items()) if self._wanted(op))
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+
+def cuda_kernels(*modules) -> CardView:
+    """Op name -> CUDA forward (loading the CUDA kernels on first lookup), for every op with
+    one, or only for the ops ``modules`` define (``cuda_kernels(kg.ops.indexing)``)."""
+    return CardView(lambda op: op.kernel(devices.CUDA0), lambda op: op.cuda is not None,
+                    modules)
+
+
+#: Op name -> the NumPy reference implementation on its card.
+REFERENCE = CardView(lambda op: op.reference, lambda op: op.reference is not None)
+#: Op name -> its CUDA forward.
+CUDA_KERNELS = cuda_kernels()

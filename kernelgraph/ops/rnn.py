@@ -27,9 +27,11 @@ from numpy import ndarray
 from .. import dtypes as D
 from ..errors import ShapeError
 from ..graph import shape_str
-from ..kernels import cpu, lstm
+from ..kernels import lstm
+from ..kernels import rnn as K
+from ..kernels.linalg import BLAS_DTYPES
 from .elementwise import _floating, _to, add, mul, sigmoid_grad, tanh, tanh_grad
-from .indexing import concat, split
+from .join import concat, split
 from .linalg import matmul
 from .products import Sink
 from .reduce import sum as reduce_sum
@@ -53,7 +55,7 @@ def _cell_forward(x, h, w_ih, w_hh, b_ih, b_hh):
         values = (x, h, w_ih, w_hh, b_ih, b_hh)
         dt = _dtype([v.dtype for v in values])
         x, h, w_ih, w_hh, b_ih, b_hh = (_to(v, dt) for v in values)
-    return cpu.rnn_tanh_cell(x, h, w_ih, w_hh, b_ih, b_hh)
+    return K.rnn_tanh_cell(x, h, w_ih, w_hh, b_ih, b_hh)
 
 
 def _cell_infer(shapes_, dtypes, attrs):
@@ -92,10 +94,10 @@ def _cell_grad(g, out, needs, attrs, x, h, w_ih, w_hh, b_ih, b_hh):
         w_ih_sink, w_hh_sink, b_ih_sink, b_hh_sink = needs[2:]
         for n in needs[2:]:
             if n and type(n) is not Sink:
-                return cpu.rnn_tanh_cell_grad(g, out, x, h, w_ih, w_hh, needs)
+                return K.rnn_tanh_cell_grad(g, out, x, h, w_ih, w_hh, needs)
         # Leaf weights: their gradients over all the steps are summed as one product when
         # backward() ends (see ops/products.py), not computed and added step by step.
-        da, dx, dh = cpu.rnn_tanh_cell_input_grads(g, out, w_ih, w_hh, bool(needs[0]),
+        da, dx, dh = K.rnn_tanh_cell_input_grads(g, out, w_ih, w_hh, bool(needs[0]),
                                                    bool(needs[1]))
         if w_ih_sink:
             w_ih_sink.add_product(da, x)
@@ -118,12 +120,12 @@ def _cell_grad(g, out, needs, attrs, x, h, w_ih, w_hh, b_ih, b_hh):
 
 
 def _one_call(*values) -> bool:
-    """Whether a cell's gradient can run as one compiled call (:func:`cpu.rnn_tanh_cell_grad`,
-    :func:`lstm.lstm_cell_pre_grads`): host arrays (not graph nodes, nor eager tensors of a
-    differentiable backward, nor GPU arrays) of one BLAS dtype (float32, float64) with no
-    empty dim (BLAS wants every dim >= 1)."""
+    """Whether a cell's gradient can run as one compiled call
+    (:func:`kernels.rnn.rnn_tanh_cell_grad`, :func:`lstm.lstm_cell_pre_grads`): host arrays
+    (not graph nodes, nor eager tensors of a differentiable backward, nor GPU arrays) of one
+    BLAS dtype (float32, float64) with no empty dim (BLAS wants every dim >= 1)."""
     dt = values[0].dtype if type(values[0]) is ndarray else None
-    if dt not in cpu.BLAS_DTYPES:
+    if dt not in BLAS_DTYPES:
         return False
     for v in values:  # a loop, not all(<generator>): this runs once per step
         if type(v) is not ndarray or v.dtype != dt or v.ndim != 2 or not v.size:
@@ -131,8 +133,17 @@ def _one_call(*values) -> bool:
     return True
 
 
+def _cell_cuda(k):
+    cell = k.rnn.rnn_tanh_cell
+
+    def rnn_tanh_cell(x, h, w_ih, w_hh, b_ih, b_hh):  # dtypes promoted as on the CPU
+        values = (x, h, w_ih, w_hh, b_ih, b_hh)
+        return cell(*values, _dtype([v.dtype for v in values]))
+    return rnn_tanh_cell
+
+
 rnn_tanh_cell = define(
-    "rnn_tanh_cell", _cell_forward, _cell_infer, _cell_grad,
+    "rnn_tanh_cell", _cell_forward, _cell_infer, _cell_grad, cuda=_cell_cuda,
     doc="tanh(x @ w_ih.T + b_ih + h @ w_hh.T + b_hh) for x (batch, input), h (batch, "
         "hidden), w_ih (hidden, input), w_hh (hidden, hidden), b_ih and b_hh (hidden,): one "
         "step of an Elman RNN (kg.nn.RNNCell) in one op.")
@@ -228,8 +239,17 @@ def weight_grads(da, x, h, needs, host) -> list:
     return grads
 
 
+def _lstm_cuda(k):
+    cell = k.rnn.lstm_cell
+
+    def lstm_cell(x, h, c, w_ih, w_hh, b_ih, b_hh):  # dtypes promoted as on the CPU
+        values = (x, h, c, w_ih, w_hh, b_ih, b_hh)
+        return cell(*values, _dtype([v.dtype for v in values]))
+    return lstm_cell
+
+
 lstm_cell = define(
-    "lstm_cell", _lstm_forward, _lstm_infer, _lstm_grad,
+    "lstm_cell", _lstm_forward, _lstm_infer, _lstm_grad, cuda=_lstm_cuda,
     doc="One LSTM step in one op (PyTorch's formula and layout, gates i, f, g, o): "
         "[h' | c' | sigmoid(i) sigmoid(f) tanh(g) sigmoid(o)] (batch, 6*hidden) with "
         "c' = sigmoid(f)*c + sigmoid(i)*tanh(g) and h' = sigmoid(o)*tanh(c'), the gates "

@@ -30,10 +30,11 @@ from __future__ import annotations
 import numpy as np
 from numpy import ndarray
 
-from ..kernels import cpu
+from ..kernels.linalg import _blas_layout
 from ..kernels.rnn_scan import rnn_scan_backward, rnn_scan_preactivation
 from .elementwise import add, tanh_grad
-from .indexing import concat, gather, gather_grad, getitem
+from .indexing import gather, gather_grad, getitem
+from .join import concat
 from .linalg import matmul
 from .registry import Op
 from .rnn import weight_grads
@@ -47,7 +48,7 @@ def _offsets(steps) -> list:
 
 
 def _forward(x, h0, w_ih, w_hh, b_ih, b_hh, prev, *, steps):
-    x, h0, w_ih, w_hh = (cpu._blas_layout(v) for v in (x, h0, w_ih, w_hh))
+    x, h0, w_ih, w_hh = (_blas_layout(v) for v in (x, h0, w_ih, w_hh))
     prev = np.asarray(prev, np.int64)
     out = np.empty((x.shape[0], w_ih.shape[0]), x.dtype)
     offsets = _offsets(steps)
@@ -75,8 +76,8 @@ def _grad(g, out, needs, attrs, x, h0, w_ih, w_hh, b_ih, b_hh, prev):
         da = np.empty(out.shape, dt)
         dx = np.empty(x.shape if needs[0] else (0, x.shape[1]), dt)
         dh0 = np.empty(h0.shape if needs[1] else (0, out.shape[1]), dt)
-        rnn_scan_backward(np.array(g, dtype=dt, order="C"), out, cpu._blas_layout(w_ih),
-                          cpu._blas_layout(w_hh), np.asarray(prev, np.int64),
+        rnn_scan_backward(np.array(g, dtype=dt, order="C"), out, _blas_layout(w_ih),
+                          _blas_layout(w_hh), np.asarray(prev, np.int64),
                           np.array(_offsets(steps), np.int64), bool(needs[0]), bool(needs[1]),
                           da, dx, dh0)
         h_before = np.concatenate([h0, out[prev]]) if needs[3] else None

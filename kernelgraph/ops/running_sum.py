@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 from numpy import ndarray
 
-from .indexing import concat
+from .join import concat
 from .reduce import sum as reduce_sum
 from .registry import Op
 from .shape import reshape

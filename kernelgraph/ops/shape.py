@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import shapes
 from ..errors import ShapeError
 from ..graph import shape_str
-from . import shapes
+from ..kernels import reference as R
 from .reduce import sum_to_like
 from .registry import define
 
@@ -168,16 +169,26 @@ def _reshape_infer(shapes_, dtypes, attrs):
     return tuple(None if d == -1 else d for d in target), dtypes[0]
 
 
+def _reshape_cuda(k):
+    K = k.shape
+
+    def reshape(x, shape):  # the CPU forward's (PyTorch's) rules and errors
+        k.elementwise.check_device_array(x)
+        return K.reshape(x, reshape_target(shape, tuple(x.shape)))
+    return reshape
+
+
 reshape = define("reshape", _reshape_forward, _reshape_infer,
-                 lambda g, out, needs, attrs, x: (reshape_like(g, x),), view=True,
-                 attr_names=("shape",),
+                 lambda g, out, needs, attrs, x: (reshape_like(g, x),), traits=("view",),
+                 reference=R.reshape, cuda=_reshape_cuda, attr_names=("shape",),
                  doc="Same elements, new shape (a tuple or list of ints; NumPy ints too). "
                      "Exactly one dim may be -1, inferred from the others; the element "
                      "counts must match. PyTorch's rules and errors, in both modes.")
 reshape_like = define("reshape_like", lambda x, like: np.reshape(x, np.shape(like)),
                       lambda s, d, attrs: (s[1], d[0]),
                       lambda gg, out, needs, attrs, x, like: (reshape_like(gg, x), None),
-                      view=True, doc="Reshape x to like's shape.")
+                      traits=("view",), cuda=lambda k: k.shape.reshape_like,
+                      doc="Reshape x to like's shape.")
 
 
 def _tf_type_name(v) -> str:
@@ -279,11 +290,6 @@ def swapped_axes(ndim: int, dim0, dim1) -> tuple:
     return tuple(perm)
 
 
-def _perm(perm, ndim):
-    """The eager check (PyTorch's words), also what kernels/cuda/shape.py calls."""
-    return normalize_perm(perm, ndim)
-
-
 def _transpose_forward(x, perm=None):
     return np.transpose(x, normalize_perm(perm, x.ndim))
 
@@ -309,8 +315,14 @@ def _transpose_grad(g, out, needs, attrs, x):
     return (transpose(g, perm=tuple(inverse)),)
 
 
+def _transpose_cuda(k):
+    permute = k.shape.permute
+    return lambda x, perm=None: permute(x, normalize_perm(perm, x.ndim))
+
+
 transpose = define("transpose", _transpose_forward, _transpose_infer, _transpose_grad,
-                   view=True, attr_names=("perm",),
+                   traits=("view",), reference=R.transpose, cuda=_transpose_cuda,
+                   attr_names=("perm",),
                    doc="Permute axes (reverse them when ``perm`` is None).")
 
 
@@ -323,8 +335,8 @@ def _matrix_transpose_infer(shapes_, dtypes, attrs):
 
 matrix_transpose = define(
     "matrix_transpose", lambda x: np.swapaxes(x, -1, -2), _matrix_transpose_infer,
-    lambda g, out, needs, attrs, x: (matrix_transpose(g),), view=True,
-    doc="Swap the last two axes.")
+    lambda g, out, needs, attrs, x: (matrix_transpose(g),), traits=("view",),
+    cuda=lambda k: k.shape.matrix_transpose, doc="Swap the last two axes.")
 
 
 def _broadcast_to_infer(shapes_, dtypes, attrs):
@@ -342,5 +354,7 @@ def _broadcast_to_infer(shapes_, dtypes, attrs):
 
 broadcast_to = define(
     "broadcast_to", lambda x, shape: np.broadcast_to(x, _norm_shape(shape)),
-    _broadcast_to_infer, lambda g, out, needs, attrs, x: (sum_to_like(g, x),), view=True,
+    _broadcast_to_infer, lambda g, out, needs, attrs, x: (sum_to_like(g, x),),
+    traits=("view",), reference=R.broadcast_to,
+    cuda=lambda k: lambda x, shape: k.shape.broadcast_to_shape(x, _norm_shape(shape)),
     attr_names=("shape",), doc="Broadcast x to ``shape`` (a read-only view).")

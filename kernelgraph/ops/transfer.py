@@ -24,6 +24,8 @@ def _grad(g, out, needs, attrs, x):
     return (to_device(g, device=devices.device_of(x).name),)
 
 
-to_device = define("to_device", _forward, _infer, _grad, attr_names=("device",),
+# A transfer runs the same code on either end (it reads one device and writes the other).
+to_device = define("to_device", _forward, _infer, _grad, traits=("transfer",),
+                   cuda=lambda k: _forward, attr_names=("device",),
                    doc="x copied to ``device`` ('cpu', 'cuda:0'); the gradient is copied "
                        "back.")

@@ -11,9 +11,11 @@ A group never grows past what one ufunc or CUDA launch takes (:data:`MAX_OPERAND
 nodes' names, escaped by :func:`kernelgraph.codegen.comment`) share one compiled kernel, so
 a long chain costs compile time linear in its length.
 
-The generated code calls the very scalar functions the single-op kernels are made of
-(:mod:`kernelgraph.kernels.cpu`) and converts every intermediate to the dtype its node
-has, so a fused result has the same bits as the unfused one::
+Which ops may join a group is on their cards (trait ``fusable``; ``transcendental`` and
+``logical`` limit where). The generated code calls the very scalar functions the single-op
+kernels are made of (each card's ``scalar``, in :mod:`kernelgraph.kernels.cpu`) and converts
+every intermediate to the dtype its node has (each card's ``compute`` rule), so a fused
+result has the same bits as the unfused one::
 
     def fused(x0, x1, x2):
         t0 = float32(_mul(x0, x1))        # mul
@@ -41,21 +43,18 @@ import numpy as np
 
 from .. import codegen, devices
 from .. import dtypes as D
+from ..kernels import cpu
 from ..ops import add, sub
-from ..ops.registry import Op
+from ..ops.elementwise import pow as _pow_op
+from ..ops.elementwise import where as _where_op
+from ..ops.registry import FusedOp, cuda_package
 from .passes import _clone
+from .variables import assign_add_op, assign_sub_op
 
-# Elementwise ops with a scalar body in kernels/cpu.py (cast, pow on ints, *_like are not
-# fused: their CPU forwards do more than apply the body).
-_FUSABLE = frozenset((
-    "add", "sub", "mul", "div", "maximum", "minimum", "neg", "exp", "log", "sqrt", "tanh",
-    "sigmoid", "relu", "abs", "tanh_grad", "sigmoid_grad", "relu_grad", "equal", "not_equal",
-    "less", "less_equal", "greater", "greater_equal", "where", "pow"))
-# Arithmetic that keeps bools bool (b + b is a logical or, as in PyTorch).
-_LOGICAL = frozenset(("add", "mul", "maximum", "minimum", "sign"))
-_SCALAR_NAMES = {"equal": "_eq", "not_equal": "_ne", "less": "_lt", "less_equal": "_le",
-                 "greater": "_gt", "greater_equal": "_ge"}
-_UPDATES = {"assign_add": add, "assign_sub": sub}  # the elementwise op each update applies
+_UPDATES = {assign_add_op: add, assign_sub_op: sub}  # the elementwise op each update applies
+# Names the generated modules define or import: no scalar body may be bound to one.
+_RESERVED = ("fused", "flat", "strided", "keep", "cpu", "cuda", "njit", "vectorize",
+             "float32", "float64", "int32", "int64", "boolean")
 # How big a group may grow. LLVM vectorises the loop numba builds around a group's scalar
 # function only while that function is small enough to inline and holds at most one call to
 # a math-library function (tanh, exp ...): measured on a 2-core x86 machine, a fused
@@ -73,7 +72,6 @@ MAX_GROUP = 32
 # step and a stride tuple in the kernel's parameter space, which CUDA caps at 4 KiB on
 # older drivers: 16 operands leave room for strides of rank 20.
 MAX_OPERANDS = {"cpu": 31, "cuda": 16}
-_TRANSCENDENTAL = frozenset(("exp", "log", "sqrt", "tanh", "sigmoid", "pow"))
 # Generated code, its comments (node names) left out -> ufunc or CUDA kernel pair, this process
 _KERNELS: dict[str, object] = {}
 _COMMENTS = re.compile(r"^# kernelgraph fused CUDA kernel: .*$|  # .*$", re.MULTILINE)
@@ -98,15 +96,23 @@ def fusable(n) -> bool:
     ...     fusable(kg.exp(x)), fusable(kg.reduce_sum(x))
     (True, False)
     """
-    if n.op.name not in _FUSABLE or n.control_inputs or not _device_ok(n.device):
+    op = n.op
+    if "fusable" not in op.traits or n.control_inputs or not _device_ok(n.device):
         return False
-    if n.op.name == "pow" and n.dtype.kind != "f":
+    if op is _pow_op and n.dtype.kind != "f":
         return False  # integer powers check for negative exponents first
-    if n.op.name == "where" and n.inputs[0].dtype.name != "bool":
+    if op is _where_op and n.inputs[0].dtype.name != "bool":
         return False  # its forward converts a non-bool condition first
-    if n.dtype.name == "bool" and n.op.name in _LOGICAL:
+    if n.dtype.name == "bool" and "logical" in op.traits:
         return False  # True + True is 2 inside a fused body; only a bool loop stores it True
-    return True
+    return _importable(op.scalar)
+
+
+def _importable(body) -> bool:
+    """Whether the generated module can import ``body`` as ``cpu.<its name>`` (the cards'
+    bodies live in kernels/cpu.py, whose hash names the generated kernels)."""
+    name = getattr(body, "__name__", None)
+    return codegen.is_identifier(name) and getattr(cpu, name, None) is body
 
 
 def _device_ok(dev) -> bool:
@@ -119,8 +125,20 @@ def _device_ok(dev) -> bool:
     return True
 
 
-def _scalar_body(name: str) -> str:
-    return _SCALAR_NAMES.get(name, f"_{name}")
+def _bind_bodies(members: list) -> dict:
+    """scalar body -> the name the generated module gives it: its own name (``_add``), kept
+    apart from the module's other names by a :class:`kernelgraph.codegen.Namespace`."""
+    ns = codegen.Namespace(reserved=_RESERVED)
+    bodies = {id(n.op.scalar): n.op.scalar for n in members}
+    return {key: ns.bind(body.__name__, body)
+            for key, body in sorted(bodies.items(), key=lambda kv: kv[1].__name__)}
+
+
+def _imports(names: dict, members: list, wrap: str) -> str:
+    """One line per body: ``_add = njit(cpu._add)`` (``wrap`` the decorator), by name."""
+    bodies = {id(n.op.scalar): n.op.scalar for n in members}
+    return "".join(f"{names[key]} = {wrap}(cpu.{bodies[key].__name__})\n"
+                   for key in sorted(bodies, key=lambda key: names[key]))
 
 
 class FusedKernel:
@@ -147,13 +165,13 @@ def generate(root, members: list, leaves: list) -> str:
     """The source of the fused CPU kernel for ``members`` (topological order, ``root``
     last) reading ``leaves`` as x0, x1, ..."""
     sig = f"{_numba_type(root.dtype)}({', '.join(_numba_type(x.dtype) for x in leaves)})"
-    bodies = sorted({_scalar_body(n.op.name) for n in members})
+    names = _bind_bodies(members)
     return (f"# scalar bodies: kernelgraph/kernels/cpu.py {_bodies_version()}\n"
             "from numba import float32, float64, int32, int64, njit, vectorize  # noqa\n"
             "from kernelgraph.kernels import cpu\n\n"
-            + "".join(f"{b} = njit(cpu.{b})\n" for b in bodies) + "\n\n"
+            + _imports(names, members, "njit") + "\n\n"
             f"@vectorize([{sig!r}], cache=True)\n"
-            + _function(root, members, leaves, barrier=False))
+            + _function(root, members, leaves, names, barrier=False))
 
 
 def generate_cuda(root, members: list, leaves: list) -> str:
@@ -170,30 +188,29 @@ def generate_cuda(root, members: list, leaves: list) -> str:
         t0 = keep(float32(_mul(x0, x1)))  # mul
         return float32(_relu(t0))  # relu
     """
-    from ..kernels.cuda import elementwise
-
-    bodies = sorted({_scalar_body(n.op.name) for n in members})
-    names = ", ".join(m.name for m in members)
-    return (f"# kernelgraph fused CUDA kernel: {codegen.comment(names)}\n"
+    names = _bind_bodies(members)
+    listed = ", ".join(m.name for m in members)
+    return (f"# kernelgraph fused CUDA kernel: {codegen.comment(listed)}\n"
             f"# scalar bodies: kernelgraph/kernels/cpu.py {_bodies_version()}\n"
             "from numba import cuda, float32, float64, int32, int64  # noqa\n"
             "from kernelgraph.kernels import cpu\n"
             "from kernelgraph.kernels.cuda.fused import keep  # noqa\n\n"
-            + "".join(f"{b} = cuda.jit(device=True)(cpu.{b})\n" for b in bodies) + "\n\n"
+            + _imports(names, members, "cuda.jit(device=True)") + "\n\n"
             "@cuda.jit(device=True)\n"
-            + _function(root, members, leaves, barrier=True) + "\n\n"
-            + elementwise.nary_kernel_source(len(leaves), "fused"))
+            + _function(root, members, leaves, names, barrier=True) + "\n\n"
+            + cuda_package().elementwise.nary_kernel_source(len(leaves), "fused"))
 
 
-def _function(root, members: list, leaves: list, barrier: bool) -> str:
-    """``def fused(x0, ...)``: one line per member, each value in its node's dtype (as the
-    single-op loop stores it). ``barrier``: float intermediates go through ``keep``."""
+def _function(root, members: list, leaves: list, bodies: dict, barrier: bool) -> str:
+    """``def fused(x0, ...)``: one line per member (calling its scalar body by its name in
+    ``bodies``), each value in its node's dtype (as the single-op loop stores it).
+    ``barrier``: float intermediates go through ``keep``."""
     names = {id(x): f"x{i}" for i, x in enumerate(leaves)}
     args = ", ".join(names[id(x)] for x in leaves)
     body = []
     for k, n in enumerate(members):
         operands = ", ".join(_cast(names[id(i)], i, n) for i in n.inputs)
-        value = f"{_scalar_body(n.op.name)}({operands})"
+        value = f"{bodies[id(n.op.scalar)]}({operands})"
         if n.dtype.kind != "b":
             value = f"{_numba_type(n.dtype)}({value})"
         if n is root:
@@ -210,8 +227,6 @@ def _bodies_version() -> str:
     """A hash of kernels/cpu.py: numba's disk cache checks only the generated file's own
     date, so a changed scalar body must change the generated source (and so its name)."""
     if not _BODIES:
-        from ..kernels import cpu
-
         try:
             with open(cpu.__file__, "rb") as f:
                 _BODIES.append(hashlib.sha256(f.read()).hexdigest()[:12])
@@ -231,17 +246,22 @@ def _cast(name: str, x, consumer) -> str:
     """An operand converted to the dtype the consumer's single-op kernel computes in (the
     CPU forward casts its inputs to that dtype before the loop)."""
     compute = _compute_dtype(consumer)
-    if x.dtype == compute or (consumer.op.name == "where" and x is consumer.inputs[0]):
+    if x.dtype == compute or (consumer.op is _where_op and x is consumer.inputs[0]):
         return name
     return f"{_numba_type(compute)}({name})"
 
 
 def _compute_dtype(n):
-    """The dtype the single-op loop of ``n`` runs in: its output dtype, except comparisons
-    (inputs promoted together, output bool) and where (its value operands)."""
-    if n.op.name in _SCALAR_NAMES:
-        return D.promote(n.inputs[0].dtype, n.inputs[1].dtype)
-    return n.dtype
+    """The dtype the single-op loop of ``n`` runs in: its card's compute rule applied to its
+    inputs' promoted dtype (the output dtype but for comparisons, whose output is bool);
+    for ``where``, which has none, its output dtype (that of its value operands)."""
+    compute = n.op.compute
+    if compute is None:
+        return n.dtype
+    dt = n.inputs[0].dtype
+    for i in n.inputs[1:]:
+        dt = D.promote(dt, i.dtype)
+    return compute(dt)
 
 
 def _hash(text: str) -> str:
@@ -271,14 +291,13 @@ def compile_cuda_source(source: str, members: list[str], leaf_dtypes: tuple, out
     :class:`kernelgraph.kernels.cuda.fused.FusedCudaKernel`. numba compiles them on first
     launch per argument types; on a GPU it keeps what it compiled on disk, next to the
     generated file (``cache=True``), so another process does not compile again."""
-    from ..kernels.cuda.fused import FusedCudaKernel
-
     key, code = _hash(source), _code_key(source)
     pair = _KERNELS.get(code)
     if pair is None:
         module = _load(f"cuda_{key}", source)
         pair = _KERNELS[code] = (module.flat, module.strided)
-    return FusedCudaKernel(key, source, pair, members, leaf_dtypes, out_dtype)
+    return cuda_package().fused.FusedCudaKernel(key, source, pair, members, leaf_dtypes,
+                                                out_dtype)
 
 
 def _writable_cache_dir() -> str:
@@ -342,13 +361,13 @@ def fuse(program, fetched_ids: set) -> tuple[list, list, list]:
                 and _room_for(n, root_nodes[root], size[root])):
             group_of[id(n)] = root  # only its group reads it: computed inside
             size[root][0] += 1
-            size[root][1] += n.op.name in _TRANSCENDENTAL
+            size[root][1] += "transcendental" in n.op.traits
             size[root][2].discard(id(n))
             size[root][2].update(id(i) for i in n.inputs)
         else:
             group_of[id(n)] = id(n)
             root_nodes[id(n)] = n
-            size[id(n)] = [1, int(n.op.name in _TRANSCENDENTAL), {id(i) for i in n.inputs}]
+            size[id(n)] = [1, int("transcendental" in n.op.traits), {id(i) for i in n.inputs}]
     groups: dict[int, list] = {}
     for n in program.nodes:
         root = group_of.get(id(n))
@@ -368,9 +387,9 @@ def fuse(program, fetched_ids: set) -> tuple[list, list, list]:
             continue
         if n is not members[-1]:
             continue  # computed inside the fused kernel of its group's root
-        update = n.op.name if n.op.name in _UPDATES else None
+        update = n.op.name if n.op in _UPDATES else None
         if update:  # computed as `variable - value`, the variable as operand x0
-            members = [*members[:-1], _clone(n, n.inputs, op=_UPDATES[update], attrs={})]
+            members = [*members[:-1], _clone(n, n.inputs, op=_UPDATES[n.op], attrs={})]
         inside = {id(m) for m in members}
         leaves = [n.inputs[0]] if update else []
         for m in members:
@@ -407,14 +426,14 @@ def _room_for(n, root, size: list) -> bool:
     shape = root.shape
     if shape is not None and None not in shape and int(np.prod(shape)) <= SMALL_ELEMENTS:
         return True
-    return size[0] < MAX_MEMBERS and not (n.op.name in _TRANSCENDENTAL and size[1] >= 1)
+    return size[0] < MAX_MEMBERS and not ("transcendental" in n.op.traits and size[1] >= 1)
 
 
 def _updatable(n) -> bool:
     """``n`` is a CPU ``assign_add``/``assign_sub`` whose value is computed by a fusable node
     of the variable's dtype that only it reads: then the value's group and the update are
     one kernel (one pass over the variable, no temporary)."""
-    if n.op.name not in _UPDATES or n.device.type != "cpu" or n.control_inputs:
+    if n.op not in _UPDATES or n.device.type != "cpu" or n.control_inputs:
         return False
     var, value = n.inputs
     return (fusable(value) and value.device.type == "cpu" and value.dtype == var.dtype
@@ -431,8 +450,9 @@ def _rewired(n, replaced):
 
 
 def _fused_node(root, leaves, kernel):
-    # Named by its source's hash: groups with the same code share one kernel.
-    # On a CUDA device too the kernel is the op's forward (it says which device it is for).
-    op = Op(f"fused_{kernel.key[:8]}", kernel, None, None,
-            doc="A group of elementwise ops run as one generated kernel.")
+    # Named by its source's hash: groups with the same code share one kernel. The node's op
+    # is a card of its own, for the one device the kernel was generated for.
+    op = FusedOp(kernel.key, kernel, members=kernel.members, source=kernel.source,
+                 device_type=root.device.type, ufunc=getattr(kernel, "ufunc", None),
+                 updates=kernel.updates)
     return _clone(root, tuple(leaves), op=op, attrs={})

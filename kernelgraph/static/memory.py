@@ -27,18 +27,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .passes import SHAPE_ONLY
 from .variables import ASSIGNS, assign_op, no_op, placeholder_op, variable_op, writes_variable
 
-# Ops whose output is always a new array (a ufunc's result, a BLAS product, a reduction's
-# accumulator ...): only such arrays are ever written in place. Everything else may return
-# a view of an input or the input itself.
-FRESH = frozenset((
-    "add", "sub", "mul", "div", "pow", "maximum", "minimum", "neg", "exp", "log", "sqrt",
-    "tanh", "sigmoid", "relu", "abs", "sign", "tanh_grad", "sigmoid_grad", "relu_grad",
-    "equal", "not_equal", "less", "less_equal", "greater", "greater_equal", "where", "matmul",
-    "softmax", "log_softmax", "softmax_cross_entropy", "softmax_cross_entropy_grad", "sum",
-    "mean", "max", "conv2d", "max_pool2d", "avg_pool2d"))
 NEVER = 1 << 60  # the lifetime of a value that outlives the run (fetched, stored)
 
 
@@ -92,8 +82,11 @@ def nbytes(node) -> int | None:
 
 
 def _fresh(node) -> bool:
-    return node.device.type == "cpu" and (node.op.name in FRESH or
-                                          hasattr(node.op.forward, "members"))
+    """Whether ``node``'s value is always a new array (its card's trait ``fresh``: a ufunc's
+    result, a BLAS product, a reduction's accumulator, a fused kernel's): only such arrays
+    are ever written in place. Every other op may return a view of an input or the input
+    itself."""
+    return node.device.type == "cpu" and "fresh" in node.op.traits
 
 
 def _reads(node):
@@ -114,7 +107,7 @@ def lifetimes(order, fetch_nodes) -> dict:
     # Latest first, so a view's own lifetime is final before it extends its input's.
     for n in reversed(order):
         k = position[id(n)]
-        shape_only = SHAPE_ONLY.get(n.op.name, ())
+        shape_only = n.op.shape_inputs
         for index, i in enumerate(n.inputs):
             if id(i) not in last or (index == 0 and writes_variable(n)):
                 continue  # not a value read here (a fed node, the variable an assign writes)

@@ -1,42 +1,20 @@
-"""numba CUDA kernels: one forward per op, with the same signature as the op's CPU forward.
+"""numba CUDA kernels, one module per family as on the CPU: :mod:`.elementwise` (maps of the
+scalar bodies), :mod:`.reduce`, :mod:`.shape`, :mod:`.linalg`, :mod:`.nn`, :mod:`.conv`,
+:mod:`.indexing`, :mod:`.random`, :mod:`.rnn`, and :mod:`.fused` for the compiler's fused
+groups; :mod:`.core` holds what they share.
 
-``FORWARDS[op_name]`` is the CUDA forward of that op: it takes C-contiguous device arrays
-(and Python numbers where the CPU forward does) and returns a new device array, so values
-stay on the GPU from op to op. Importing this package imports ``numba.cuda``; the engine
-does so only when a CUDA device is first used (:mod:`kernelgraph.devices`).
+They are leaves, like the CPU kernels: they take C-contiguous device arrays (and Python
+numbers where the CPU forward does), arguments the op has already checked and dtypes it
+has already promoted, and return a new device array, so values stay on the GPU from op to
+op. Each op's card says how to build its CUDA forward from this package (its ``cuda``
+field); :meth:`kernelgraph.ops.registry.Op.kernel` imports the package on first CUDA use
+(importing it imports ``numba.cuda``).
 """
 
 from __future__ import annotations
 
-from ...ops import registry
-from . import conv, elementwise, indexing, linalg, nn, random, reduce, rnn, shape
+from . import conv, core, elementwise, fused, indexing, linalg, nn, random, reduce, rnn, shape
 from .core import SIMULATOR, is_device_array
 
-FORWARDS: dict = {}
-for _module in (elementwise, reduce, shape, linalg, nn, conv, indexing, random, rnn):
-    FORWARDS.update(_module.FORWARDS)
-# A transfer runs the same code on either end (it reads one device and writes the other).
-FORWARDS["to_device"] = registry.OPS["to_device"].forward
-
-
-def _register_array_types():
-    """Gradient rules called on device arrays compute with the CUDA kernels: the plain-array
-    front-end of :meth:`Op.__call__` learns the device array types here (it looks types up
-    exactly, so each subclass is listed)."""
-    from ... import devices
-
-    if SIMULATOR:
-        from numba.cuda.simulator.cudadrv.devicearray import FakeCUDAArray
-
-        types = [FakeCUDAArray]
-    else:
-        from numba.cuda.cudadrv import devicearray as D
-
-        types = [D.DeviceNDArray, D.MappedNDArray, D.ManagedNDArray]
-    for t in types:
-        registry.FRONTENDS[t] = devices.apply_device_arrays
-    devices.CUDA_ARRAY_TYPES = tuple(types)
-
-
-_register_array_types()
-__all__ = ["FORWARDS", "is_device_array"]
+__all__ = ["SIMULATOR", "conv", "core", "elementwise", "fused", "indexing", "is_device_array",
+           "linalg", "nn", "random", "reduce", "rnn", "shape"]

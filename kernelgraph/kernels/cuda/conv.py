@@ -1,7 +1,8 @@
 """CUDA conv2d (and its two backward ops), max/avg pooling (and backward), global average
 pooling, over NCHW device arrays: the same algorithms as the CPU kernels in
-:mod:`kernelgraph.kernels.conv`, with the same shape checks (imported from there and from
-:mod:`kernelgraph.ops.conv`).
+:mod:`kernelgraph.kernels.conv`, with the same signatures. The ops (:mod:`kernelgraph.ops.conv`)
+check shapes and attributes and cast the inputs first, and pass the normalized (stride,
+padding, dilation) or (window, stride, padding) pairs.
 
 conv2d is im2col on the device + the tiled GEMM of :mod:`.linalg` (a GEMM is where a GPU
 is fast, and it keeps one well-tuned kernel instead of a direct convolution per case):
@@ -25,9 +26,6 @@ import functools
 import numpy as np
 from numba import cuda
 
-from ... import dtypes as D
-from ...ops import conv as ops_conv
-from ...ops.elementwise import _floating
 from .. import conv as K
 from . import core
 from .linalg import gemm
@@ -41,10 +39,6 @@ _window_max = cuda.jit(device=True)(K._window_max.py_func)
 def _shape(a) -> tuple:
     # Plain tuples: the simulator's shapes refuse negative indices, unlike real ones.
     return tuple(int(s) for s in np.shape(a))
-
-
-def _cast(x, dtype):
-    return core.astype(x, D.as_dtype(dtype))
 
 
 # -- im2col / col2im ------------------------------------------------------------------------
@@ -163,12 +157,8 @@ def _windows(y, xx, kh_, kw_, sh, sw, ph, pw, oh_, ow_):
 
 
 # -- conv2d and its gradients ---------------------------------------------------------------
-def conv2d(x, w, **attrs):
-    """CUDA forward of ``conv2d`` (NCHW cross-correlation; stride, padding, dilation)."""
-    ops_conv._conv_shape(_shape(x), _shape(w), attrs)  # the op's user-facing errors first
-    dt = ops_conv._conv_dtype(x.dtype, w.dtype)
-    x, w = _cast(x, dt), _cast(w, dt)
-    stride, padding, dilation = ops_conv._conv_attrs(attrs)
+def conv2d(x, w, stride, padding, dilation):
+    """NCHW cross-correlation of ``x`` with ``w`` (one dtype)."""
     n, o, oh, ow = K.conv2d_shape(_shape(x), _shape(w), stride, padding, dilation)
     c, kh, kw = _shape(w)[1:]
     r, p = c * kh * kw, oh * ow
@@ -177,12 +167,10 @@ def conv2d(x, w, **attrs):
     return gemm(w.reshape(o, r), cols).reshape(n, o, oh, ow)
 
 
-def conv2d_backward_input(g, w, like, **attrs):
-    """CUDA forward of ``conv2d_backward_input``: the gradient of conv2d with respect to its
-    input, of ``like``'s shape."""
-    x_shape = _shape(like)
-    stride, padding, dilation = ops_conv._conv_attrs(attrs)
-    w = _cast(w, g.dtype)
+def conv2d_backward_input(g, w, x_shape, stride, padding, dilation):
+    """The gradient of conv2d with respect to its input, of shape ``x_shape`` (``w`` of
+    ``g``'s dtype)."""
+    x_shape = tuple(int(s) for s in x_shape)
     n, o, oh, ow = K.conv2d_shape(x_shape, _shape(w), stride, padding, dilation)
     K._check_grad(g, (n, o, oh, ow), "conv2d_backward_input")
     c, kh, kw = _shape(w)[1:]
@@ -195,12 +183,10 @@ def conv2d_backward_input(g, w, like, **attrs):
     return dx
 
 
-def conv2d_backward_filter(x, g, like, **attrs):
-    """CUDA forward of ``conv2d_backward_filter``: the gradient of conv2d with respect to
-    its weights, of ``like``'s shape."""
-    w_shape = _shape(like)
-    stride, padding, dilation = ops_conv._conv_attrs(attrs)
-    x = _cast(x, g.dtype)
+def conv2d_backward_filter(x, g, w_shape, stride, padding, dilation):
+    """The gradient of conv2d with respect to its weights, of shape ``w_shape`` (``x`` of
+    ``g``'s dtype)."""
+    w_shape = tuple(int(s) for s in w_shape)
     n, o, oh, ow = K.conv2d_shape(_shape(x), w_shape, stride, padding, dilation)
     K._check_grad(g, (n, o, oh, ow), "conv2d_backward_filter")
     c, kh, kw = w_shape[1:]
@@ -272,11 +258,8 @@ def _avg_pool(x, out, kh_, kw_, sh, sw, ph, pw):
         out[n, c, i, j] = s / count
 
 
-def _pool(op, kernel, x, attrs):
-    """Validate as the op does, cast to a float dtype, run ``kernel`` over the output."""
-    ops_conv._pool_shape(op, _shape(x), attrs)
-    x = _cast(x, _floating(D.as_dtype(x.dtype)))
-    window, stride, padding = ops_conv._pool_attrs(op, attrs)
+def _pool(kernel, x, window, stride, padding):
+    """``kernel`` run over every window of ``x`` (a float dtype)."""
     out = core.empty(K.pool2d_shape(_shape(x), window, stride, padding), x.dtype)
     if out.size:
         blocks, threads = core.launch(out.size)
@@ -284,14 +267,14 @@ def _pool(op, kernel, x, attrs):
     return out
 
 
-def max_pool2d(x, **attrs):
-    """CUDA forward of ``max_pool2d``: the maximum of each window (NaN wins)."""
-    return _pool("max_pool2d", _max_pool, x, attrs)
+def max_pool2d(x, window, stride, padding):
+    """The maximum of each window (NaN wins)."""
+    return _pool(_max_pool, x, window, stride, padding)
 
 
-def avg_pool2d(x, **attrs):
-    """CUDA forward of ``avg_pool2d``: window means, zero padding counted."""
-    return _pool("avg_pool2d", _avg_pool, x, attrs)
+def avg_pool2d(x, window, stride, padding):
+    """Window means, zero padding counted."""
+    return _pool(_avg_pool, x, window, stride, padding)
 
 
 def _argmax_positions(x, window, stride, padding):
@@ -302,11 +285,9 @@ def _argmax_positions(x, window, stride, padding):
     return arg
 
 
-def max_pool2d_select(g, x, **attrs):
-    """CUDA forward of ``max_pool2d_select``: ``g`` read at each window's last NaN of ``x``,
-    else its first maximum (the transpose of max_pool2d_backward)."""
-    window, stride, padding = ops_conv._pool_attrs("max_pool2d", attrs)
-    x = _cast(x, g.dtype)
+def max_pool2d_select(g, x, window, stride, padding):
+    """``g`` read at each window's last NaN of ``x`` (of ``g``'s dtype), else its first
+    maximum (the transpose of max_pool2d_backward)."""
     K._check_grad(g, _shape(x), "max_pool2d_select")
     arg = _argmax_positions(x, window, stride, padding)
     out = core.empty(arg.shape, g.dtype)
@@ -316,11 +297,9 @@ def max_pool2d_select(g, x, **attrs):
     return out
 
 
-def max_pool2d_backward(g, x, **attrs):
-    """CUDA forward of ``max_pool2d_backward``: ``g`` routed to each window's last NaN of
-    ``x``, else its first maximum (the element the CPU kernel picks)."""
-    window, stride, padding = ops_conv._pool_attrs("max_pool2d", attrs)
-    x = _cast(x, g.dtype)
+def max_pool2d_backward(g, x, window, stride, padding):
+    """``g`` routed to each window's last NaN of ``x`` (of ``g``'s dtype), else its first
+    maximum (the element the CPU kernel picks)."""
     out_shape = K.pool2d_shape(_shape(x), window, stride, padding)
     K._check_grad(g, out_shape, "max_pool2d_backward")
     if not x.size:
@@ -333,11 +312,9 @@ def max_pool2d_backward(g, x, **attrs):
     return dx
 
 
-def avg_pool2d_backward(g, like, **attrs):
-    """CUDA forward of ``avg_pool2d_backward``: each ``g`` spread evenly over its window, into
-    an array of ``like``'s shape."""
-    window, stride, padding = ops_conv._pool_attrs("avg_pool2d", attrs)
-    x_shape = _shape(like)
+def avg_pool2d_backward(g, x_shape, window, stride, padding):
+    """Each ``g`` spread evenly over its window, into an array of shape ``x_shape``."""
+    x_shape = tuple(int(s) for s in x_shape)
     K._check_grad(g, K.pool2d_shape(x_shape, window, stride, padding),
                   "avg_pool2d_backward")
     dx = core.empty(x_shape, g.dtype)
@@ -370,9 +347,7 @@ def _row_means(x, out, nrows, length, group):
 
 
 def global_avg_pool2d(x):
-    """CUDA forward of ``global_avg_pool2d``: the mean over H and W, (N, C, H, W) -> (N, C)."""
-    ops_conv._global_shape(_shape(x))
-    x = _cast(x, _floating(D.as_dtype(x.dtype)))
+    """The mean over H and W of ``x`` (N, C, H, W; a float dtype) -> (N, C)."""
     n, c, h, w = _shape(x)
     if not h * w:
         return core.full((n, c), np.nan, x.dtype)  # the CPU's mean of nothing
@@ -382,15 +357,3 @@ def global_avg_pool2d(x):
         _row_means[blocks, threads](core.flat(x), core.flat(out), n * c, h * w, group)
     return out
 
-
-FORWARDS = {
-    "conv2d": conv2d,
-    "conv2d_backward_input": conv2d_backward_input,
-    "conv2d_backward_filter": conv2d_backward_filter,
-    "max_pool2d": max_pool2d,
-    "max_pool2d_backward": max_pool2d_backward,
-    "max_pool2d_select": max_pool2d_select,
-    "avg_pool2d": avg_pool2d,
-    "avg_pool2d_backward": avg_pool2d_backward,
-    "global_avg_pool2d": global_avg_pool2d,
-}

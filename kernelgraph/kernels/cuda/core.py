@@ -22,6 +22,9 @@ import math
 import numpy as np
 from numba import config, cuda
 
+from ...devices import is_cuda_array
+from .simulator import cast_float_to_int
+
 SIMULATOR = bool(config.ENABLE_CUDASIM)
 if not SIMULATOR:  # device arrays from CUDA's memory pool (before any context exists)
     from . import memory
@@ -49,8 +52,8 @@ def grid(blocks: int) -> int:
 
 
 def is_device_array(x) -> bool:
-    from ...devices import is_cuda_array  # the simulator's numba.cuda has no is_cuda_array
-
+    """Whether ``x`` is a numba device array (the simulator's numba.cuda has no
+    ``is_cuda_array``, so kernelgraph.devices tells)."""
     return is_cuda_array(x)
 
 
@@ -193,9 +196,7 @@ def astype(x, dtype):
         blocks, threads = launch(out.size)
         kernel = _cast_to_bool if dtype == np.bool_ else _cast
         if SIMULATOR and x.dtype.kind == "f" and dtype.kind in "iu":
-            from .simulator import cast_float_to_int  # NaN is 0, as on a GPU: no ValueError
-
-            kernel = cast_float_to_int
+            kernel = cast_float_to_int  # NaN is 0, as on a GPU: no ValueError
         kernel[blocks, threads](flat(x), flat(out))
     return out
 

@@ -1,7 +1,8 @@
 """CUDA elementwise ops: arithmetic, math functions, comparisons, ``where``, ``cast``.
 
-Every op is the CPU op's scalar body (:mod:`kernelgraph.kernels.cpu`) compiled as a CUDA
-device function and mapped over the output by one of two kernels per arity:
+Every op is its scalar body (:mod:`kernelgraph.kernels.cpu`, the one the CPU's ufuncs are
+built from) compiled as a CUDA device function and mapped over the output by one of two
+kernels per arity:
 
 - *flat*: when the operands, after :func:`coalesce`, are all walked as one run (same shape
   as the output, a size-1 array, or a Python number), ``out[i] = f(a[i * ka], b[i * kb])``
@@ -11,10 +12,10 @@ device function and mapped over the output by one of two kernels per arity:
   dimension). One pass of divisions over the coalesced output shape yields every operand's
   offset, so a bias add ``(N, C) + (C,)`` costs one integer division per element.
 
-Dtypes follow the CPU forward exactly: the same promotion (:mod:`kernelgraph.ops.elementwise`
-decides it; device arrays stand in as zero-length host arrays, see :func:`operand_dtype`),
-operands cast to the compute dtype first, Python numbers as 1-element device arrays
-(:func:`core.scalar_array`) read with step/stride 0.
+Dtypes follow the CPU forward exactly: the same promotion
+(:func:`kernelgraph.dtypes.operand_dtype`) and the op card's compute rule (passed in by the
+card: :func:`unary`, :func:`binary`), operands cast to the compute dtype first, Python
+numbers as 1-element device arrays (:func:`core.scalar_array`) read with step/stride 0.
 """
 
 from __future__ import annotations
@@ -26,7 +27,6 @@ import numpy as np
 from numba import cuda
 
 from ... import dtypes as D
-from ...ops import elementwise as E
 from .. import cpu
 from . import core
 from .simulator import device_function
@@ -35,7 +35,7 @@ from .simulator import device_function
 _NUMBERS = (int, float, bool, np.generic)
 
 
-def _check_operand(v):
+def check_operand(v):
     """Numbers and device arrays only: a host array here would mean a hidden upload."""
     if isinstance(v, np.ndarray):
         raise TypeError("a CUDA op got a host NumPy array; move it to the device first "
@@ -44,7 +44,7 @@ def _check_operand(v):
 
 def check_device_array(x):
     """Raise TypeError unless ``x`` is a device array (for inputs that may not be numbers)."""
-    _check_operand(x)
+    check_operand(x)
     if not core.is_device_array(x):
         raise TypeError(f"expected a CUDA device array, got {type(x).__name__}")
 
@@ -52,8 +52,8 @@ def check_device_array(x):
 def operand_dtype(values) -> np.dtype:
     """The CPU forward's promoted dtype of device arrays and Python numbers."""
     for v in values:
-        _check_operand(v)
-    return E._operand_dtype(values)
+        check_operand(v)
+    return D.operand_dtype(values)
 
 
 def shape_of(v) -> tuple:
@@ -277,9 +277,9 @@ def _map(kernels, compute, values, out_dtype=None):
 
 
 def unary(fn, compute):
-    """A CUDA forward ``f(x)`` mapping the scalar body ``fn`` (compute dtype rule
-    ``compute``, as in :mod:`kernelgraph.ops.elementwise`)."""
-    kernel = _unary_kernel(fn)
+    """A CUDA forward ``f(x)`` mapping the scalar body ``fn`` with the op card's compute
+    dtype rule ``compute`` (:mod:`kernelgraph.dtypes`)."""
+    kernel = _unary_kernel(_SIMULATOR_BODIES.get(fn, fn))
 
     def forward(x):
         return _map(kernel, compute, (x,))
@@ -298,7 +298,7 @@ def binary(fn, compute, out_dtype=None):
     return forward
 
 
-# -- pow -------------------------------------------------------------------------------------
+# -- integer powers: their exponents checked on the device ----------------------------------
 @cuda.jit
 def _any_negative(a, flag):
     start, step = cuda.grid(1), cuda.gridsize(1)
@@ -307,15 +307,9 @@ def _any_negative(a, flag):
             flag[0] = 1  # every writer writes 1: the race is harmless
 
 
-def _is_int(v, or_bool: bool = False) -> bool:
-    if isinstance(v, _NUMBERS):
-        return isinstance(v, int) and (or_bool or not isinstance(v, bool))
-    return v.dtype.kind in ("iub" if or_bool else "iu")
-
-
-def _has_negative(y) -> bool:
-    """Whether integer ``y`` holds a negative value: a flag set on the device, read back
-    after a sync (one int, the same as an index check)."""
+def has_negative(y) -> bool:
+    """Whether integer ``y`` (a device array or a number) holds a negative value: a flag set
+    on the device, read back after a sync (one int, the same as an index check)."""
     if isinstance(y, _NUMBERS):
         return y < 0
     if y.size == 0:
@@ -324,25 +318,6 @@ def _has_negative(y) -> bool:
     blocks, threads = core.launch(y.size)
     _any_negative[blocks, threads](core.flat(y), flag)
     return bool(flag.copy_to_host()[0])
-
-
-_pow_map = binary(cpu._pow, E._POW_RULE)
-_ipow_map = binary(cpu._ipow, E._POW_RULE)
-
-
-def pow(x, y):  # noqa: A001 - the op's name
-    """x ** y; integers to negative integer powers raise, and integer powers wrap on
-    overflow, as on the CPU."""
-    for v in (x, y):
-        _check_operand(v)
-    if type(y) is bool and not isinstance(x, _NUMBERS) and x.dtype == np.bool_:  # as the CPU
-        return core.copy(x) if y else core.full(x.shape, True, np.bool_)
-    if _is_int(x, True) and _is_int(y):
-        if _has_negative(y):
-            raise E.IntegerPowerError("Integers to negative integer powers are not allowed. "
-                                      "Cast the base to a float dtype first.")
-        return _ipow_map(x, y)
-    return _pow_map(x, y)
 
 
 # -- where, cast, fills ----------------------------------------------------------------------
@@ -373,16 +348,17 @@ def _host_dtype(x) -> np.dtype:
 def cast(x, dtype):
     """``x`` converted to ``dtype`` (always a new array, as ``astype`` is on the CPU)."""
     dt = D.as_dtype(dtype)
-    _check_operand(x)
+    check_operand(x)
     if isinstance(x, _NUMBERS):
         return core.full((), np.asarray(x).astype(dt)[()], dt)
     out = core.astype(x, dt)
     return core.copy(out) if out is x else out
 
 
-def _like(fill):
+def like(fill):
+    """The CUDA forward of ``zeros_like`` (``fill`` 0) or ``ones_like`` (1)."""
     def forward(x):
-        _check_operand(x)
+        check_operand(x)
         return core.full(shape_of(x), fill, _host_dtype(x))
 
     return forward
@@ -399,48 +375,4 @@ def _sign_sim(a):
     return (1 if a > 0 else 0) - (1 if a < 0 else 0)
 
 
-_sign = _sign_sim if core.SIMULATOR else cpu._sign
-_arith, _floating, _any, _logical = E._arith, E._floating, E._any, E._logical
-_sub_map = binary(cpu._sub, _arith)
-
-
-def sub(x, y):
-    """x - y; a bool operand is refused, as on the CPU (PyTorch's rule)."""
-    E.check_sub((x, y))
-    return _sub_map(x, y)
-
-
-# The compute rules are the CPU ops' (kernelgraph.ops.elementwise), so both devices give
-# the same dtypes and refuse the same bools.
-FORWARDS = {
-    "add": binary(cpu._add, _logical),
-    "sub": sub,
-    "mul": binary(cpu._mul, _logical),
-    "div": binary(cpu._div, _floating),
-    "pow": pow,
-    "maximum": binary(cpu._maximum, _logical),
-    "minimum": binary(cpu._minimum, _logical),
-    "neg": unary(cpu._neg, E._NEG_RULE),
-    "exp": unary(cpu._exp, _floating),
-    "log": unary(cpu._log, _floating),
-    "sqrt": unary(cpu._sqrt, _floating),
-    "tanh": unary(cpu._tanh, _floating),
-    "sigmoid": unary(cpu._sigmoid, _floating),
-    "relu": unary(cpu._relu, E._RELU_RULE),
-    "abs": unary(cpu._abs, E._ABS_RULE),
-    "sign": unary(_sign, _logical),
-    "tanh_grad": binary(cpu._tanh_grad, _floating),
-    "sigmoid_grad": binary(cpu._sigmoid_grad, _floating),
-    "relu_grad": binary(cpu._relu_grad, _arith),
-    "equal": binary(cpu._eq, _any, D.bool_),
-    "not_equal": binary(cpu._ne, _any, D.bool_),
-    "less": binary(cpu._lt, _any, D.bool_),
-    "less_equal": binary(cpu._le, _any, D.bool_),
-    "greater": binary(cpu._gt, _any, D.bool_),
-    "greater_equal": binary(cpu._ge, _any, D.bool_),
-    "where": where,
-    "cast": cast,
-    "zeros_like": _like(0),
-    "ones_like": _like(1),
-    "identity": identity,
-}
+_SIMULATOR_BODIES = {cpu._sign: _sign_sim} if core.SIMULATOR else {}

@@ -81,8 +81,6 @@ class FusedCudaKernel:
            [2., 2.]], dtype=float32)
     """
 
-    device_type = "cuda"  # what kernelgraph.devices.forward_for runs it on
-
     def __init__(self, key: str, source: str, kernels: tuple, members: list[str],
                  leaf_dtypes: tuple, out_dtype):
         self.key = key

@@ -1,9 +1,10 @@
 """CUDA forwards of the indexing ops: concat/stack/split, basic indexing and their gradients,
 gather and its accumulating scatter, pad, one_hot, clip and argmax.
 
-Each forward has the signature and semantics of the CPU forward in
-:mod:`kernelgraph.ops.indexing`, and validates with the CPU side's own helpers (the same
-errors, word for word). Most ops are data movement, so they reduce to two shared kernels:
+The ops (:mod:`kernelgraph.ops.indexing`) check their arguments first, with the CPU side's
+rules (the same errors, word for word), and hand these kernels normalized ones: an axis in
+range, a decoded index, (before, after) pairs. Most ops are data movement, so they reduce
+to two shared kernels:
 
 - a *view* (getitem, split_piece, concat_slice) is :func:`core.strided_copy` with the
   strides and base offset that the index selects, computed on the host by :func:`view`;
@@ -20,8 +21,6 @@ from __future__ import annotations
 import numpy as np
 from numba import cuda, int64
 
-from ... import dtypes as D
-from ...ops import indexing as I
 from .. import indexing as K
 from . import core
 
@@ -85,7 +84,7 @@ def _np_shape(shape) -> str:
     return "(" + ",".join(str(d) for d in shape) + ("," if len(shape) == 1 else "") + ")"
 
 
-def _zeros_with(g, shape, index):
+def zeros_with(g, shape, index):
     """Zeros of ``shape`` (g's dtype) with ``g`` written into ``[index]``: the gradient of a
     view, as the CPU's ``out = np.zeros(...); out[index] = g``."""
     out = core.full(shape, 0, g.dtype)
@@ -93,18 +92,19 @@ def _zeros_with(g, shape, index):
     return core.strided_write(_assignable(g, piece_shape), out, strides, base)
 
 
-def _read(x, index):
+def read(x, index):
+    """A C-contiguous copy of the basic-index view ``x[index]`` (slices, ints, None, ...)."""
     shape, strides, base = view(x.shape, index)
     return core.strided_copy(x, shape, strides, base)
 
 
 # -- concat / stack / split ------------------------------------------------------------------
-def concat(*arrays, axis=0):
-    """CUDA ``concat``: each input is written at its offset along ``axis`` (one launch each)."""
-    shape, dtype = I._concat_infer([a.shape for a in arrays], [a.dtype for a in arrays],
-                                   {"axis": axis})
-    ax = axis % len(shape)
-    out = core.empty(shape, dtype)
+def concat(arrays, ax: int):
+    """``arrays`` (one dtype and rank, checked) joined along axis ``ax`` (0 <= ax < rank):
+    each is written at its offset (one launch each)."""
+    first = tuple(arrays[0].shape)
+    shape = first[:ax] + (sum(a.shape[ax] for a in arrays),) + first[ax + 1:]
+    out = core.empty(shape, arrays[0].dtype)
     strides = core.contiguous_strides(shape)
     start = 0
     for a in arrays:
@@ -114,47 +114,24 @@ def concat(*arrays, axis=0):
 
 
 def concat_slice(g, *tensors, index, axis):
-    """CUDA ``concat_slice``: the piece of ``g`` along ``axis`` that input ``index`` had."""
+    """The CUDA forward of ``concat_slice``: the piece of ``g`` along ``axis`` that input
+    ``index`` had."""
     ax = axis % g.ndim
     start = sum(t.shape[ax] for t in tensors[:index])
-    return _read(g, (slice(None),) * ax + (slice(start, start + tensors[index].shape[ax]),))
+    return read(g, (slice(None),) * ax + (slice(start, start + tensors[index].shape[ax]),))
 
 
-def stack(*arrays, axis=0):
-    """CUDA ``stack``: input ``i`` is written at entry ``i`` of the new ``axis``."""
-    # With concrete shapes the infer rule rejects every mismatch the CPU forward does.
-    shape, dtype = I._stack_infer([a.shape for a in arrays], [a.dtype for a in arrays],
-                                  {"axis": axis})
-    ax = axis % (arrays[0].ndim + 1)
-    out = core.empty(shape, dtype)
+def stack(arrays, ax: int):
+    """``arrays`` (one shape and dtype, checked) stacked along a new axis ``ax`` (0 <= ax <=
+    rank): input ``i`` is written at entry ``i`` of it."""
+    first = tuple(arrays[0].shape)
+    shape = first[:ax] + (len(arrays),) + first[ax:]
+    out = core.empty(shape, arrays[0].dtype)
     strides = core.contiguous_strides(shape)
     inner = strides[:ax] + strides[ax + 1:]  # an input's dims, skipping the new axis
     for i, a in enumerate(arrays):
         core.strided_write(a, out, inner, i * strides[ax])
     return out
-
-
-def split_piece(x, sizes, index, axis):
-    """CUDA ``split_piece``: piece ``index`` of ``x`` split along ``axis``."""
-    return _read(x, I._split_index(x.shape, sizes, index, axis))
-
-
-def split_grad(g, x, sizes, index, axis):
-    """CUDA ``split_grad``: zeros of x's shape with ``g`` in piece ``index``."""
-    return _zeros_with(g, x.shape, I._split_index(x.shape, sizes, index, axis))
-
-
-# -- getitem ---------------------------------------------------------------------------------
-def getitem(x, index):
-    """CUDA ``getitem`` (basic indexing with a normalized index): a contiguous copy of the
-    view, where the CPU returns the view itself."""
-    I._getitem_shape(x.shape, index)  # the CPU's bounds checks and messages
-    return _read(x, I._decode(index))
-
-
-def getitem_grad(g, x, index):
-    """CUDA ``getitem_grad``: zeros of x's shape with ``g`` written into ``[index]``."""
-    return _zeros_with(g, x.shape, I._decode(index))
 
 
 # -- index checks ----------------------------------------------------------------------------
@@ -221,11 +198,8 @@ def _scatter_or(g, idx, out, n, m, inner):
             out[((row // m) * n + idx[row % m]) * inner + i % inner] = True
 
 
-def gather(params, indices, axis=0):
-    """CUDA ``gather``: slices of ``params`` at integer ``indices`` along ``axis``."""
-    I._gather_infer([params.shape, indices.shape], [params.dtype, indices.dtype],
-                    {"axis": axis})
-    ax = axis % params.ndim
+def gather(params, indices, ax: int):
+    """Slices of ``params`` at integer ``indices`` along axis ``ax`` (0 <= ax < rank)."""
     n = params.shape[ax]
     idx = check_indices(indices, n, "gather", ax)
     out = core.empty(params.shape[:ax] + indices.shape + params.shape[ax + 1:], params.dtype)
@@ -256,12 +230,12 @@ def gather_grad(g, indices, like, axis=0):
 
 
 # -- pad, one_hot, clip ----------------------------------------------------------------------
-def pad(x, paddings, value=0):
-    """CUDA ``pad``: a ``value``-filled output with ``x`` written at its ``before`` offsets."""
-    shape, _ = I._pad_infer([x.shape], [x.dtype], {"paddings": paddings})
+def pad(x, shape, pairs, value=0):
+    """A ``value``-filled array of ``shape`` (x's padded by the (before, after) ``pairs``)
+    with ``x`` written at its ``before`` offsets."""
     out = core.full(shape, value, x.dtype)
     strides = core.contiguous_strides(shape)
-    base = sum(b * s for (b, _), s in zip(I._norm_paddings(paddings), strides))
+    base = sum(b * s for (b, _), s in zip(pairs, strides))
     return core.strided_write(x, out, strides, base)
 
 
@@ -273,11 +247,8 @@ def _one_hot(idx, out, depth):
         out[i] = 1 if idx[i // depth] == i % depth else 0
 
 
-def one_hot(indices, depth, dtype=D.float32):
-    """CUDA ``one_hot``: a 1 at each index along a new last axis of size ``depth``."""
-    I._one_hot_infer([indices.shape], [indices.dtype], {"depth": depth})
-    dtype = D.as_dtype(dtype)
-    depth = int(depth)
+def one_hot(indices, depth: int, dtype):
+    """A 1 (of ``dtype``) at each index along a new last axis of size ``depth``."""
     idx = check_indices(indices, depth, "one_hot", -1)
     out = core.empty(tuple(indices.shape) + (depth,), dtype)
     if out.size:
@@ -300,9 +271,8 @@ def _clip(x, lo, hi, has_lo, has_hi, out):
 
 
 def clip(x, min=None, max=None):  # noqa: A002 - the CPU forward's (torch.clamp's) names
-    """CUDA ``clip``: x limited to ``[min, max]`` (either may be None; Python numbers)."""
-    _, dtype = I._clip_infer([x.shape], [D.as_dtype(x.dtype)], {"min": min, "max": max})
-    x = core.astype(x, dtype)  # promoted with the bounds first, as the CPU forward does
+    """x limited to ``[min, max]`` (either may be None; Python numbers); ``x`` already has
+    the dtype the op promoted it and the bounds to."""
     cast = x.dtype.type  # bounds in x's dtype, converted exactly as the CPU forward does
     zero = cast(0)
     out = core.empty(x.shape, x.dtype)
@@ -389,10 +359,9 @@ def _argmax_by_block(x, out, n, inner):
 
 
 def argmax(x, axis=None, keepdims=False):
-    """CUDA ``argmax``: int64 index of the first maximum (a NaN, if any: the first NaN) along
-    ``axis`` (None: of the flattened tensor)."""
-    I._argmax_infer([x.shape], [x.dtype], {"axis": axis, "keepdims": keepdims})
-    ax = None if axis is None else axis % x.ndim
+    """int64 index of the first maximum (a NaN, if any: the first NaN) along ``axis`` (None:
+    of the flattened tensor; else 0 <= axis < rank)."""
+    ax = axis
     if (x.size if ax is None else x.shape[ax]) == 0:
         raise ValueError(f"argmax: cannot take the argmax of an empty axis (shape {x.shape})")
     if ax is None:
@@ -414,19 +383,3 @@ def argmax(x, axis=None, keepdims=False):
         _argmax_by_thread[blocks, threads](core.flat(x), core.flat(out), n, inner)
     return out
 
-
-FORWARDS = {
-    "concat": concat,
-    "concat_slice": concat_slice,
-    "stack": stack,
-    "split_piece": split_piece,
-    "split_grad": split_grad,
-    "getitem": getitem,
-    "getitem_grad": getitem_grad,
-    "gather": gather,
-    "gather_grad": gather_grad,
-    "pad": pad,
-    "one_hot": one_hot,
-    "clip": clip,
-    "argmax": argmax,
-}

@@ -33,8 +33,7 @@ import numba
 import numpy as np
 from numba import cuda
 
-from ...ops.linalg import matmul_dtype
-from .. import cpu
+from ..linalg import matmul_shape
 from . import core
 
 
@@ -182,7 +181,7 @@ def gemm(a, b, trans_a: bool = False, trans_b: bool = False):
         raise TypeError(f"gemm: operands must share a dtype, got {a.dtype} and {b.dtype}")
     sa, sb = tuple(a.shape), tuple(b.shape)  # the simulator's shapes refuse negative indices
     la, lb = _logical(sa, trans_a), _logical(sb, trans_b)
-    shape = cpu.matmul_shape(la, lb)
+    shape = matmul_shape(la, lb)
     batch, (m, k), n = shape[:-2], la[-2:], lb[-1]
     # A 2-D b with a batched, untransposed a: fold a's batch into its rows (one big GEMM).
     if b.ndim == 2 and a.ndim > 2 and not trans_a:
@@ -213,10 +212,7 @@ def gemm(a, b, trans_a: bool = False, trans_b: bool = False):
 
 
 def matmul(a, b):
-    """CUDA forward of ``matmul``: ``a @ b`` for rank >= 2 with broadcast batch dims, of one
-    dtype (two dtypes and bools are refused, as on the CPU and in PyTorch)."""
-    matmul_dtype(a.dtype, b.dtype, a.ndim > 2 or b.ndim > 2)
+    """``a @ b`` for rank >= 2 with broadcast batch dims, of one dtype (the op refuses two
+    dtypes and bools first, as on the CPU and in PyTorch)."""
     return gemm(a, b)
 
-
-FORWARDS = {"matmul": matmul}

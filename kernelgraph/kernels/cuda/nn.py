@@ -23,9 +23,9 @@ import numba
 import numpy as np
 from numba import cuda
 
-from ...ops.elementwise import _floating
-from ...ops.nn import no_rows
-from ..cpu import _check_xent, normalize_axes
+from ... import dtypes as D
+from ...shapes import axis_arg, normalize_axes
+from ..nn import _check_xent, no_rows
 from . import core
 
 # Threads of a row-reduction block (a power of two). The simulator pays per thread.
@@ -146,16 +146,12 @@ def _softmax_kernels(dtype: np.dtype):
 
 
 def _softmax_like(x, axis, log: bool):
-    x = core.astype(x, _floating(x.dtype))
+    x = core.astype(x, D.floating(x.dtype))
     if x.ndim == 0:
         raise ValueError("softmax needs a tensor of rank >= 1")
     shape = tuple(x.shape)
-    if axis is None:
-        axis = -1  # the last, as TF1's softmax
-    elif not isinstance(axis, int | np.integer) or isinstance(axis, bool | np.bool_):
-        # the CPU forward's words (ops/shapes.py axis_arg, a floor above this one)
-        raise TypeError(f"{'log_softmax' if log else 'softmax'}(): argument 'axis' must be "
-                        f"int, not {type(axis).__name__}")
+    # None is the last axis, as TF1's softmax; else an int, refused in the CPU forward's words
+    axis = -1 if axis is None else axis_arg(axis, "log_softmax" if log else "softmax")
     ax = normalize_axes(axis, x.ndim)[0]
     length = shape[ax]
     inner = math.prod(shape[ax + 1:])
@@ -230,7 +226,7 @@ def _xent_kernel(dtype: np.dtype):
 def _run_xent(logits, labels, g=None):
     """Loss (``g`` None) or gradient ``(softmax - onehot) * g[:, None]``, after the CPU
     forward's checks; a label out of range raises the CPU forward's ValueError."""
-    logits = core.astype(logits, _floating(logits.dtype))
+    logits = core.astype(logits, D.floating(logits.dtype))
     if not no_rows(logits, labels):  # no rows need no classes (the CPU forward's rule)
         _check_xent(logits, labels)
     rows, classes = logits.shape
@@ -281,10 +277,3 @@ def softmax_cross_entropy_grad(logits, labels, g):
     * g[:, None]`` (``g`` a device array or a number)."""
     return _run_xent(logits, labels, g)
 
-
-FORWARDS = {
-    "softmax": softmax,
-    "log_softmax": log_softmax,
-    "softmax_cross_entropy": softmax_cross_entropy,
-    "softmax_cross_entropy_grad": softmax_cross_entropy_grad,
-}

@@ -16,35 +16,21 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...ops import random as R
 from . import core
 
 
-def random_normal(shape, mean, std, dtype, global_seed, seed, stream):
-    """CUDA ``random_normal``: the CPU draw (same stream, same counter step), uploaded."""
-    return core.to_device(R.random_normal_op.forward(
-        shape=shape, mean=mean, std=std, dtype=dtype, global_seed=global_seed, seed=seed,
-        stream=stream))
+def _host_stand_in(v):
+    """A device array's zero-stride host stand-in of its shape and dtype (no memory of its
+    size), which is all a draw reads of it; anything else as it is."""
+    if core.is_device_array(v):
+        return np.broadcast_to(np.zeros((), v.dtype), v.shape)
+    return v
 
 
-def random_uniform(shape, low, high, dtype, global_seed, seed, stream):
-    """CUDA ``random_uniform``: the CPU draw (same stream, same counter step), uploaded."""
-    return core.to_device(R.random_uniform_op.forward(
-        shape=shape, low=low, high=high, dtype=dtype, global_seed=global_seed, seed=seed,
-        stream=stream))
+def drawn_on_host(draw):
+    """The CUDA forward of a random op whose CPU forward is ``draw``: the CPU draw (same
+    stream, same counter step) on host stand-ins of its device inputs, uploaded once."""
+    def forward(*args, **attrs):
+        return core.to_device(draw(*(_host_stand_in(a) for a in args), **attrs))
 
-
-def dropout_mask(x, p, global_seed, seed, stream):
-    """CUDA ``dropout_mask``: the CPU mask for x's shape and dtype, uploaded. ``x`` stays on
-    the device: the CPU forward gets a zero-stride host stand-in with x's shape and dtype
-    (no memory of x's size), which is all the mask depends on."""
-    like = np.broadcast_to(np.zeros((), x.dtype), x.shape)
-    return core.to_device(R.dropout_mask.forward(like, p=p, global_seed=global_seed,
-                                                 seed=seed, stream=stream))
-
-
-FORWARDS = {
-    "random_normal": random_normal,
-    "random_uniform": random_uniform,
-    "dropout_mask": dropout_mask,
-}
+    return forward

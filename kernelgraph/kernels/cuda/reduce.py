@@ -30,7 +30,7 @@ import numpy as np
 from numba import cuda
 
 from ... import dtypes as D
-from ...ops import reduce as R
+from ...shapes import normalize_axes, reduced_shape
 from .. import cpu
 from . import core
 from . import elementwise as E
@@ -159,8 +159,8 @@ def _reduce(x, axis, keepdims, combine_fn, acc_dtype, out_dtype, init):
     """``x`` reduced over ``axis`` with ``combine_fn`` (identity ``init``), accumulating in
     ``acc_dtype``, as a new ``out_dtype`` array."""
     E.check_device_array(x)
-    axes = cpu.normalize_axes(axis, x.ndim)
-    out = core.empty(cpu.reduced_shape(x.shape, axes, keepdims), out_dtype)
+    axes = normalize_axes(axis, x.ndim)
+    out = core.empty(reduced_shape(x.shape, axes, keepdims), out_dtype)
     if out.size == 0:
         return out
     strides = core.contiguous_strides(x.shape)
@@ -180,7 +180,7 @@ def _reduce(x, axis, keepdims, combine_fn, acc_dtype, out_dtype, init):
 def reduce_sum(x, axis=None, keepdims=False):
     """Sum over ``axis`` (accumulating in float64/int64, as on the CPU; bools and ints sum
     to int64, as the op's dtype rule says)."""
-    return _sum(x, axis, keepdims, R.sum_dtype(x.dtype))
+    return _sum(x, axis, keepdims, D.sum_dtype(x.dtype))
 
 
 def _sum(x, axis, keepdims, out_dtype):
@@ -190,14 +190,15 @@ def _sum(x, axis, keepdims, out_dtype):
 
 def reduce_mean(x, axis=None, keepdims=False):
     """Mean over ``axis``: the sum in x's dtype divided by the count in x's dtype (NaN over
-    an empty axis); floating inputs only, as on the CPU."""
-    if x.dtype not in D.FLOATS:
-        R._mean_infer([x.shape], [x.dtype], {})  # raises the CPU's TypeError
-    count = math.prod(x.shape[a] for a in cpu.normalize_axes(axis, x.ndim))
+    an empty axis); floating inputs only (the op refuses others first)."""
+    count = math.prod(x.shape[a] for a in normalize_axes(axis, x.ndim))
     total = reduce_sum(x, axis, keepdims)
     if not count:
         return core.full(total.shape, np.nan, total.dtype)
-    return E.FORWARDS["div"](total, count)
+    return _divide(total, count)
+
+
+_divide = E.binary(cpu._div, D.floating)
 
 
 def _lowest(dt: np.dtype):
@@ -207,10 +208,8 @@ def _lowest(dt: np.dtype):
 
 
 def reduce_max(x, axis=None, keepdims=False):
-    """Maximum over ``axis``; NaN if any NaN, as on the CPU; an empty dimension reduced is
-    refused (the CPU forward's check), one kept gives an empty result."""
-    if x.size == 0:
-        R._max_infer([tuple(x.shape)], [x.dtype], {"axis": axis, "keepdims": keepdims})
+    """Maximum over ``axis``; NaN if any NaN, as on the CPU (the op refuses to reduce an
+    empty dimension first; one kept gives an empty result)."""
     return _reduce(x, axis, keepdims, cpu._maximum, x.dtype, x.dtype, _lowest(x.dtype))
 
 
@@ -224,8 +223,8 @@ def _broadcast_divide(src, out, shape, strides, count):
 
 def broadcast_reduced(g, like, axis=None, keepdims=False, mean=False):
     """Spread reduced ``g`` back over ``like``'s shape (divided by the count if ``mean``)."""
-    axes = cpu.normalize_axes(axis, like.ndim)
-    kept = cpu.reduced_shape(like.shape, axes, True)
+    axes = normalize_axes(axis, like.ndim)
+    kept = reduced_shape(like.shape, axes, True)
     g = reshape(g, kept)  # the CPU's np.reshape, with its errors
     if not mean:
         return broadcast_to_shape(g, like.shape)
@@ -262,12 +261,3 @@ def broadcast_like(x, like):
     """x broadcast to like's shape (a copy)."""
     return broadcast_to_shape(x, E.shape_of(like))
 
-
-FORWARDS = {
-    "sum": reduce_sum,
-    "mean": reduce_mean,
-    "max": reduce_max,
-    "broadcast_reduced": broadcast_reduced,
-    "sum_to_like": sum_to_like,
-    "broadcast_like": broadcast_like,
-}

@@ -8,9 +8,8 @@ import math
 
 from numba import cuda
 
-from ...ops.rnn import _dtype
-from .. import cpu
 from ..lstm import check_lstm_shapes
+from ..rnn import check_cell_shapes
 from . import core
 from .linalg import gemm
 
@@ -23,11 +22,11 @@ def _add_biases_tanh(xw, hw, b_ih, b_hh, hidden):
         xw[i] = math.tanh(xw[i] + b_ih[j] + hw[i] + b_hh[j])
 
 
-def rnn_tanh_cell(x, h, w_ih, w_hh, b_ih, b_hh):
-    """CUDA forward of ``rnn_tanh_cell`` (dtypes promoted as the CPU forward does)."""
+def rnn_tanh_cell(x, h, w_ih, w_hh, b_ih, b_hh, dt):
+    """``tanh(x @ w_ih.T + b_ih + h @ w_hh.T + b_hh)`` in ``dt``, the float dtype the op
+    promoted the inputs' dtypes to."""
     values = (x, h, w_ih, w_hh, b_ih, b_hh)
-    dt = _dtype([v.dtype for v in values])
-    cpu.check_cell_shapes(*values)
+    check_cell_shapes(*values)
     x, h, w_ih, w_hh, b_ih, b_hh = (core.astype(v, dt) for v in values)
     out = gemm(x, w_ih, trans_b=True)  # a new C-contiguous (batch, hidden) array
     if out.size:
@@ -67,11 +66,10 @@ def _sigmoid(v):  # the CPU kernel's sigmoid: 0.5 * tanh(0.5 * v) + 0.5, which n
     return 0.5 * math.tanh(0.5 * v) + 0.5
 
 
-def lstm_cell(x, h, c, w_ih, w_hh, b_ih, b_hh):
-    """CUDA forward of ``lstm_cell``: ``[h' | c' | i f g o]`` (dtypes promoted as the CPU
-    forward does)."""
+def lstm_cell(x, h, c, w_ih, w_hh, b_ih, b_hh, dt):
+    """``[h' | c' | i f g o]`` of one LSTM step in ``dt``, the float dtype the op promoted
+    the inputs' dtypes to."""
     values = (x, h, c, w_ih, w_hh, b_ih, b_hh)
-    dt = _dtype([v.dtype for v in values])
     check_lstm_shapes(*values)
     x, h, c, w_ih, w_hh, b_ih, b_hh = (core.astype(v, dt) for v in values)
     hidden = h.shape[1]
@@ -82,5 +80,3 @@ def lstm_cell(x, h, c, w_ih, w_hh, b_ih, b_hh):
         _lstm_step[blocks, threads](xw, hw, b_ih, b_hh, c, out, hidden)
     return out
 
-
-FORWARDS = {"rnn_tanh_cell": rnn_tanh_cell, "lstm_cell": lstm_cell}

@@ -6,14 +6,15 @@ permuted or zero strides) into a new C-contiguous array.
 
 Shapes are checked by NumPy itself, on a *shape stand-in*: a zero-strided broadcast of one
 host element to the array's shape, which costs no memory, so every error (and every ``-1``
-resolution) is exactly NumPy's.
+resolution) is exactly NumPy's. The ops check their own arguments first (PyTorch's rules,
+:mod:`kernelgraph.ops.shape`): ``reshape`` gets a concrete target, ``permute`` a checked
+permutation, ``broadcast_to_shape`` a tuple of ints.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ...ops import shape as S
 from . import core
 from . import elementwise as E
 
@@ -26,19 +27,13 @@ def _stand_in(shape) -> np.ndarray:
 
 
 def reshape(x, shape):
-    """Same elements, new shape (one dim may be -1); a view of ``x``, as ``np.reshape`` is
-    on the CPU (NumPy's rules and errors: the gradient ops' reshapes)."""
+    """Same elements, new ``shape`` (a tuple of ints; one may be -1); a view of ``x``, as
+    ``np.reshape`` is on the CPU (NumPy's rules and errors)."""
     E.check_device_array(x)
-    target = _stand_in(x.shape).reshape(S._norm_shape(shape)).shape
+    target = _stand_in(x.shape).reshape(tuple(shape)).shape
     if x.size == 0:  # nothing to view; numba's reshape need not handle empty arrays
         return core.empty(target, x.dtype)
     return x.reshape(target)
-
-
-def reshape_op(x, shape):
-    """CUDA forward of ``reshape``: the CPU forward's (PyTorch's) rules and errors."""
-    E.check_device_array(x)
-    return reshape(x, S.reshape_target(shape, tuple(x.shape)))
 
 
 def reshape_like(x, like):
@@ -56,15 +51,11 @@ def _copy(x, shape, strides):
     return core.strided_copy(x, dims, st).reshape(shape)
 
 
-def _permute(x, perm):
+def permute(x, perm):
+    """Axes permuted by ``perm`` (a checked permutation), as a new contiguous array."""
     E.check_device_array(x)
     strides = core.contiguous_strides(x.shape)
     return _copy(x, tuple(x.shape[p] for p in perm), tuple(strides[p] for p in perm))
-
-
-def transpose(x, perm=None):
-    """Axes permuted by ``perm`` (reversed when None), as a new contiguous array."""
-    return _permute(x, S._perm(perm, x.ndim))
 
 
 def matrix_transpose(x):
@@ -72,7 +63,7 @@ def matrix_transpose(x):
     np.swapaxes(_stand_in(x.shape), -1, -2)  # NumPy's error for rank < 2
     perm = list(range(x.ndim))
     perm[-2], perm[-1] = perm[-1], perm[-2]
-    return _permute(x, perm)
+    return permute(x, perm)
 
 
 def broadcast_to_shape(x, shape):
@@ -84,16 +75,3 @@ def broadcast_to_shape(x, shape):
     E.check_device_array(x)
     return _copy(x, shape, core.broadcast_strides(x.shape, shape))
 
-
-def broadcast_to(x, shape):
-    """x broadcast to ``shape`` (a copy; a read-only view on the CPU)."""
-    return broadcast_to_shape(x, S._norm_shape(shape))
-
-
-FORWARDS = {
-    "reshape": reshape_op,
-    "reshape_like": reshape_like,
-    "transpose": transpose,
-    "matrix_transpose": matrix_transpose,
-    "broadcast_to": broadcast_to,
-}

@@ -112,7 +112,7 @@ FLOAT_COMPUTE = {"conv2d", "max_pool2d", "avg_pool2d", "global_avg_pool2d", "sof
 
 def _oracle(name: str):
     """The project's NumPy reference for op ``name`` (kernelgraph/kernels/reference.py)."""
-    from kernelgraph.kernels.reference import REFERENCE
+    from kernelgraph.ops import REFERENCE
 
     if name == "sign":  # reference.py's np.sign keeps NaN; PyTorch's sign(nan) is 0
         return lambda x: np.where(np.isnan(x), 0, np.sign(x))

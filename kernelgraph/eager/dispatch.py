@@ -92,8 +92,8 @@ def apply(op, args, attrs) -> Tensor:
             on_gpu = devices.current().type != "cpu"
     forward = op.forward
     if on_gpu:
-        forward = (devices.forward_for_values(op, values) if values else
-                   devices.forward_for(op, devices.current()))
+        forward = op.kernel(devices.device_of_values(op, values) if values else
+                            devices.current())
     start = time.perf_counter() if trace.active else 0.0
     try:
         out = forward(*values, **attrs)
@@ -141,7 +141,7 @@ def _binary(op):
     The common case -- two tensors of one dtype whose ufunc loop exists, nobody tracing --
     calls the kernel's ufunc directly; everything else takes :func:`apply`.
     """
-    loops = op.forward.kernel.by_dtype
+    loops = op.loops.by_dtype
     new = Tensor.__new__
 
     def method(x, y):

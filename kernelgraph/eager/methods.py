@@ -26,8 +26,10 @@ Tensor.backward = backward
 
 def _install_methods():
     operators.install(Tensor, apply, binary=_binary, equality=True)
-    for name in ["exp", "log", "sqrt", "tanh", "sigmoid", "relu", "abs", "neg", "sign",
-                 "square", "matmul", "maximum", "minimum", "pow", "add", "sub", "mul", "div"]:
+    # PyTorch's x.exp(), x.matmul(y) ...: the ops whose cards say "method", and square
+    # (a function of mul, not an op of its own).
+    named = [op.name for op in O.OPS.values() if "method" in op.traits] + ["square"]
+    for name in named:
         fn = getattr(O, name)
         setattr(Tensor, name, lambda self, *args, _fn=fn, **kw: _fn(self, *args, **kw))
 

@@ -33,11 +33,9 @@ from ..eager import EagerNode, Tensor
 from ..graph import Graph, Node, user_location
 from ..ops import random as kg_random
 from ..ops import registry
-from ..ops.random import dropout_mask, random_normal_op, random_uniform_op
 from ..static.build import build, constant_node
 from ..static.variables import placeholder_op
 
-_RANDOM = (random_normal_op, random_uniform_op, dropout_mask)
 _cast, _to_device = registry.OPS["cast"], registry.OPS["to_device"]
 
 
@@ -243,7 +241,7 @@ def to_graph(rec: Recorder, tensors: list, names: list, result, shapes=None) -> 
             scope = en.device if not any(isinstance(x, Node) for x in inputs) else \
                 contextlib.nullcontext()
             attrs = dict(en.attrs or {})
-            if en.op in _RANDOM:
+            if "random" in en.op.traits:
                 attrs = _random_attrs(attrs)
             with scope:
                 n = build(en.op, tuple(inputs), attrs)
@@ -287,7 +285,7 @@ def to_graph(rec: Recorder, tensors: list, names: list, result, shapes=None) -> 
 
     placeholders = {id(n) for n in traced.inputs} | {id(n) for n, _ in traced.captures}
     for n in graph.nodes:
-        if id(n) in placeholders or n.op in _RANDOM or any(
+        if id(n) in placeholders or "random" in n.op.traits or any(
                 id(i) in traced.dynamic for i in n.inputs):
             traced.dynamic.add(id(n))
     traced.guards = [g for g in traced.guards if id(g[0]) in traced.dynamic]

@@ -95,14 +95,3 @@ __all__ += [
     "rnn_tanh_cell", "split",
     "split_grad", "split_piece", "stack", "to_device",
 ]
-
-
-def _random_cards():
-    # Until ops/random.py's define calls carry these facts on the random ops' cards (they
-    # draw random numbers, on the host on every device, so every device draws the same).
-    for op in (random.random_normal_op, random.random_uniform_op, random.dropout_mask):
-        op.traits = op.traits | {"random"}
-        op.cuda = lambda k, draw=op.forward: k.random.drawn_on_host(draw)
-
-
-_random_cards()

@@ -18,7 +18,7 @@ import numpy as np
 
 from .. import dtypes as D
 from ..graph import Node, shape_str
-from .registry import define
+from .registry import OPS, define
 
 OBJECT = np.dtype(object)  # the dtype of a tuple-valued control-flow node
 
@@ -149,14 +149,17 @@ def _output_grad(g, out, needs, attrs, results):
     return (results.attrs["spec"].part(attrs["count"], attrs["index"], g),)
 
 
-cond_op = define("cond", _cond_forward, _tuple_infer, _cond_grad,
+cond_op = define("cond", _cond_forward, _tuple_infer, _cond_grad, traits=("control", "host_only"),
                  doc="Runs the branch ``pred`` picks (kg.cond); its value is a tuple.")
 while_op = define("while_loop", _while_forward, _tuple_infer, _while_grad,
+                  traits=("control", "host_only"),
                   doc="Runs ``body`` while ``cond`` holds (kg.while_loop); a tuple value.")
 while_grad_op = define("while_grad", _while_grad_forward, _tuple_infer, None,
+                       traits=("control", "host_only"),
                        doc="The gradient of a while_loop: its body's gradient, run backwards "
                            "over the recorded iterations.")
-output_op = define("output", _output_forward, _output_infer, _output_grad, view=True,
+output_op = define("output", _output_forward, _output_infer, _output_grad,
+                   traits=("host_only", "view"),
                    doc="Item ``index`` of a cond / while_loop node's tuple value.")
 
 
@@ -174,13 +177,15 @@ def _dim_size_forward(x, axis):
     return np.array(np.shape(x)[axis], dtype=np.int64)
 
 
-# These ops always run on the host (kernelgraph.static.control_flow places their nodes
-# there; the ops inside a branch or body follow the device scope): they have no CUDA kernels.
-HOST_OPS = frozenset(("cond", "while_loop", "while_grad", "output", "dim_size"))
-
+# Not shape_only: constant folding would fold it, and its point is the size at run time.
 dim_size = define("dim_size", _dim_size_forward, _dim_size_infer, None, attr_names=("axis",),
+                  traits=("host_only",),
                   doc="The size of ``x`` along ``axis`` at run time (an int64 scalar).")
 
+
+# The ops above always run on the host (kernelgraph.static.control_flow places their nodes
+# there; the ops inside a branch or body follow the device scope): they have no CUDA kernels.
+HOST_OPS = frozenset(name for name, op in OPS.items() if "host_only" in op.traits)
 
 __all__ = ["HOST_OPS", "OBJECT", "Results", "cond_op", "dim_size", "flatten", "output_op",
            "pack_as", "structure_of", "while_grad_op", "while_op"]

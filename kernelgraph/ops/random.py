@@ -137,8 +137,12 @@ def _uniform_forward(shape, low, high, dtype, global_seed, seed, stream):
 
 
 random_normal_op = define("random_normal", _normal_forward, _random_infer, None,
+                          traits=("random",), cuda=lambda k: k.random.drawn_on_host(
+                              _normal_forward),
                           doc="Normal samples (a seeded stream: one draw per run).")
 random_uniform_op = define("random_uniform", _uniform_forward, _random_infer, None,
+                           traits=("random",), cuda=lambda k: k.random.drawn_on_host(
+                               _uniform_forward),
                            doc="Uniform samples in [low, high) (one draw per run).")
 
 
@@ -205,6 +209,7 @@ def _mask_forward(x, p, global_seed, seed, stream):
 
 
 dropout_mask = define("dropout_mask", _mask_forward, _mask_infer, None,
+                      traits=("random",), cuda=lambda k: k.random.drawn_on_host(_mask_forward),
                       doc="0 with probability p, else 1/(1-p), in x's shape and dtype.")
 
 

@@ -39,7 +39,7 @@ from .tensors import _wrap as _wrap  # not public: for kernelgraph.jit
 Tensor.__module__ = EagerNode.__module__ = __name__
 
 # -- slots for the floor above --------------------------------------------------------------------
-# kg.function (kernelgraph/jit) sets ``_tracer`` and kg.autobatch (kernelgraph/autobatching.py)
+# kg.function (kernelgraph/jit) sets ``_tracer`` and kg.autobatch (kernelgraph/autobatching/)
 # sets ``_deferred`` on this package; eager imports neither. The modules that read a slot keep
 # it as a module global, so the check on the hot path stays one global lookup: setting the slot
 # here passes it on to them (see ``_tracer`` in .tensors, ``_deferred`` in .dispatch).

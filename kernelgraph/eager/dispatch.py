@@ -20,7 +20,7 @@ ndarray = np.ndarray
 
 # While a ``with kg.autobatch():`` block is open in some thread, ``_deferred`` is a callable
 # ``(op, args, attrs)`` that records the op for batched execution instead of running it (see
-# kernelgraph/autobatching.py); the ops of that thread alone are deferred (``_local.batching``),
+# kernelgraph/autobatching/); the ops of that thread alone are deferred (``_local.batching``),
 # other threads' run at once. None otherwise: one global check per op. It is set on the
 # package (``kernelgraph.eager._deferred = ...``), which passes it on to here (see
 # eager/__init__.py).

@@ -129,6 +129,12 @@ def _sigmoid(a):
     return e / (1.0 + e)
 
 
+def _softplus(a):
+    # PyTorch's threshold (beta 1): past 20, log1p(exp(a)) equals a to float64's precision,
+    # and exp would overflow long before a reaches float32's largest values.
+    return a if a > 20 else math.log1p(math.exp(a))
+
+
 def _tanh_grad(y, g): return g * (1 - y * y)
 def _sigmoid_grad(y, g): return g * y * (1 - y)
 def _relu_grad(x, g): return 0 if x <= 0 else g  # PyTorch's: g at NaN
@@ -159,6 +165,7 @@ log = UfuncKernel("log", _log, _same(1))
 sqrt = UfuncKernel("sqrt", _sqrt, _same(1))
 tanh = UfuncKernel("tanh", _tanh, _same(1))
 sigmoid = UfuncKernel("sigmoid", _sigmoid, _same(1))
+softplus = UfuncKernel("softplus", _softplus, _same(1))
 relu = UfuncKernel("relu", _relu, _same(1))
 abs = UfuncKernel("abs", _abs, _same(1))  # noqa: A001
 sign = UfuncKernel("sign", _sign, _same(1))

@@ -2,7 +2,7 @@
 every mode and on every device. ``REFERENCE`` and ``cuda_kernels()`` read one fact of every
 card (its NumPy reference, its CUDA forward) for the tests."""
 
-from . import random
+from . import elementwise, random
 from .conv import (
     avg_pool2d,
     avg_pool2d_backward,
@@ -14,39 +14,8 @@ from .conv import (
     max_pool2d_backward,
     max_pool2d_select,
 )
-from .elementwise import (
-    abs,
-    add,
-    cast,
-    div,
-    equal,
-    exp,
-    greater,
-    greater_equal,
-    identity,
-    less,
-    less_equal,
-    log,
-    maximum,
-    minimum,
-    mul,
-    neg,
-    not_equal,
-    ones_like,
-    pow,
-    relu,
-    relu_grad,
-    sigmoid,
-    sigmoid_grad,
-    sign,
-    sqrt,
-    square,
-    sub,
-    tanh,
-    tanh_grad,
-    where,
-    zeros_like,
-)
+from .elementwise import *  # noqa: F403 - the public elementwise ops: its __all__
+from .elementwise import relu_grad, sigmoid_grad, tanh_grad
 from .indexing import (
     argmax,
     clip,
@@ -78,20 +47,13 @@ from .transfer import to_device
 
 __all__ = [
     "CUDA_KERNELS", "OPS", "REFERENCE", "TRAITS", "FusedOp", "Op", "cuda_kernels", "define",
-    "avg_pool2d", "avg_pool2d_backward", "conv2d",
-    "conv2d_backward_filter", "conv2d_backward_input", "global_avg_pool2d", "max_pool2d",
-    "max_pool2d_backward", "max_pool2d_select", "abs", "add", "broadcast_like",
-    "broadcast_reduced", "broadcast_to",
-    "cast", "cross_entropy", "div", "equal", "exp", "greater", "greater_equal", "identity",
-    "less", "less_equal", "log", "log_softmax", "matmul", "matrix_transpose", "max",
-    "maximum", "mean", "minimum", "mse_loss", "mul", "neg", "not_equal", "ones_like", "pow",
-    "relu", "relu_grad", "reshape", "reshape_like", "sigmoid", "sigmoid_grad", "sign",
-    "softmax", "softmax_cross_entropy", "softmax_cross_entropy_grad", "sqrt", "square", "sub",
-    "sum", "sum_to_like", "tanh", "tanh_grad", "transpose", "where", "zeros_like",
-]
-__all__ += [
-    "argmax", "clip", "concat", "concat_slice", "dropout", "embedding", "gather", "gather_grad",
+    "avg_pool2d", "avg_pool2d_backward", "conv2d", "conv2d_backward_filter",
+    "conv2d_backward_input", "global_avg_pool2d", "max_pool2d", "max_pool2d_backward",
+    "max_pool2d_select", "broadcast_like", "broadcast_reduced", "broadcast_to",
+    "cross_entropy", "log_softmax", "matmul", "matrix_transpose", "max", "mean", "mse_loss",
+    "relu_grad", "reshape", "reshape_like", "sigmoid_grad", "softmax", "softmax_cross_entropy",
+    "softmax_cross_entropy_grad", "sum", "sum_to_like", "tanh_grad", "transpose", "argmax",
+    "clip", "concat", "concat_slice", "dropout", "embedding", "gather", "gather_grad",
     "getitem", "getitem_grad", "lstm_cell", "normalize_index", "one_hot", "pad", "random",
-    "rnn_tanh_cell", "split",
-    "split_grad", "split_piece", "stack", "to_device",
-]
+    "rnn_tanh_cell", "split", "split_grad", "split_piece", "stack", "to_device",
+] + elementwise.__all__

@@ -33,6 +33,17 @@ _RELU_RULE = D.refuse_bool("Boolean inputs not supported for relu")
 _POW_RULE = D.refuse_bool('"pow" not implemented for \'Bool\'')
 _is_array = D.is_array
 _operand_dtype = D.operand_dtype
+_TORCH_NAMES = {D.bool_: "Bool", D.int32: "Int", D.int64: "Long"}
+
+
+def _floats_only(name: str):
+    """A compute rule that refuses integers and bools, in PyTorch's words (softplus)."""
+    def rule(dt):
+        if dt not in D.FLOATS:
+            raise D.DtypeError(f'"{name}_cpu" not implemented for '
+                               f"'{_TORCH_NAMES.get(dt, dt.name)}'")
+        return dt
+    return rule
 
 
 class IntegerPowerError(ValueError, RuntimeError):
@@ -347,6 +358,13 @@ tanh = unary("tanh", cpu.tanh, _floating,
 sigmoid = unary("sigmoid", cpu.sigmoid, _floating,
                 lambda g, out, needs, attrs, x: (sigmoid_grad(out, g),), "1 / (1 + e**-x).",
                 ("fusable", "transcendental", "method"), R.sigmoid)
+softplus = unary(
+    "softplus", cpu.softplus, _floats_only("softplus"),
+    lambda g, out, needs, attrs, x: (where(greater(x, 20.0), g, mul(g, sigmoid(x))),),
+    "log(1 + e**x), a smooth relu: PyTorch's softplus (beta 1, threshold 20: x itself past "
+    "20) in both modes; TF1's tf.nn.softplus switches to x at about 34 in float64, so there "
+    "results differ by under 2.1e-9 between 20 and 34. Floats only, as in both.",
+    ("fusable", "transcendental"), lambda x: np.logaddexp(0.0, x))
 relu = unary("relu", cpu.relu, _RELU_RULE,
              lambda g, out, needs, attrs, x: (relu_grad(x, g),),
              "max(x, 0); NaN stays NaN and -0.0 stays -0.0, as in PyTorch.",
@@ -465,3 +483,12 @@ def square(x):
     if getattr(x, "dtype", None) == D.bool_:
         x = cast(x, dtype=D.int64)
     return mul(x, x)
+
+# The public elementwise ops: kernelgraph and kernelgraph.ops export exactly these, so a new
+# op is exported by adding its name here.
+__all__ = [
+    "abs", "add", "cast", "div", "equal", "exp", "greater", "greater_equal", "identity",
+    "less", "less_equal", "log", "maximum", "minimum", "mul", "neg", "not_equal", "ones_like",
+    "pow", "relu", "sigmoid", "sign", "softplus", "sqrt", "square", "sub", "tanh", "where",
+    "zeros_like",
+]

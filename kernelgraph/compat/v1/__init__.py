@@ -119,7 +119,7 @@ from .spellings import bool_py as bool_py
 from .spellings import kg_device as kg_device
 
 nn = types.SimpleNamespace(
-    relu=ops.relu, sigmoid=ops.sigmoid, tanh=ops.tanh,
+    relu=ops.relu, sigmoid=ops.sigmoid, tanh=ops.tanh, softplus=ops.softplus,
     softmax=lambda logits, axis=-1, name=None: ops.softmax(logits, axis=axis, name=name),
     log_softmax=lambda logits, axis=-1, name=None: ops.log_softmax(logits, axis=axis,
                                                                    name=name),

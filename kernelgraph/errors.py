@@ -1,12 +1,15 @@
 """Error types, named as TensorFlow 1 names them, each also a familiar Python exception.
 
 Static-mode errors carry the node they happened in; their message ends with the user's
-line that created that node, so a failure at ``Session.run`` time points at its cause.
+line that created that node (:func:`where`, :func:`describe_location`), so a failure at
+``Session.run`` time points at its cause.
 """
 
 from __future__ import annotations
 
+import linecache
 import reprlib
+import sys
 
 import numpy as np
 
@@ -42,14 +45,6 @@ class TraceError(RuntimeError):
     the traced code did something a trace cannot hold (``backward()`` inside)."""
 
 
-def where(node) -> str:
-    """'created at file:line' plus the source text, for error messages about ``node``."""
-    loc = getattr(node, "location", None)
-    if loc is None:
-        return ""
-    from .graph import describe_location
-
-    return "\n" + describe_location(loc)
 
 
 class CheckpointError(ValueError):
@@ -92,3 +87,48 @@ def clipped(text: str, limit: int = 160) -> str:
     """``text`` (another error's message, which may quote a value) cut to ``limit``
     characters, for a message that wraps it."""
     return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+# -- where an error points: the user's line ---------------------------------------------------
+def describe_location(loc) -> str:
+    """'  File "x.py", line 3:  c = a * b' -- with the notebook cell named when in IPython;
+    ``loc`` is a (filename, line) pair, as :func:`kernelgraph.graph.user_location` gives
+    (None: '  (unknown location)')."""
+    if loc is None:
+        return "  (unknown location)"
+    filename, line = loc
+    text = linecache.getline(filename, line).strip()
+    shown = _cell_name(filename) or f'File "{filename}"'
+    return f"  {shown}, line {line}:  {text}" if text else f"  {shown}, line {line}"
+
+
+def _cell_name(filename: str):
+    ip = sys.modules.get("IPython")
+    shell = ip.get_ipython() if ip is not None and hasattr(ip, "get_ipython") else None
+    compiler = getattr(shell, "compile", None)
+    cache = getattr(compiler, "_filename_map", None)
+    if cache and filename in cache:
+        return f"Cell In[{cache[filename]}]"
+    return None
+
+
+def where(at) -> str:
+    """The last line of an error message about ``at`` (a node, or a (filename, line)
+    location): a line break and the user's line that made it, or '' where that is unknown.
+
+    >>> where(None)
+    ''
+    """
+    loc = getattr(at, "location", at)
+    return "\n" + describe_location(loc) if loc else ""
+
+
+def located(error: Exception, location) -> Exception:
+    """``error`` again (same type), its message ending with the user's line ``location``.
+
+    >>> str(located(ValueError("bad"), None))
+    'bad'
+    """
+    if location is None:
+        return error
+    return type(error)(f"{error}{where(location)}")

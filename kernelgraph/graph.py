@@ -11,16 +11,22 @@ from __future__ import annotations
 
 import contextlib
 import itertools
-import linecache
 import os
 import re
 import sys
 import threading
+from collections.abc import Callable, Iterable
 
 from . import devices, trace
+from .errors import _cell_name, describe_location  # noqa: F401 - re-exported for their users
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 _sequence = itertools.count()  # creation order; sorting by it is a topological order
+
+#: What floors above the IR install here, since the IR imports none of them:
+#: ``"default_session"``, ``() -> the innermost default Session or None``, which
+#: :mod:`kernelgraph.static.session` installs when imported (for :meth:`Node.eval`).
+SLOTS: dict[str, Callable] = {"default_session": lambda: None}
 
 
 def user_location(depth: int = 1):
@@ -31,24 +37,6 @@ def user_location(depth: int = 1):
     if frame is None:
         return None
     return (frame.f_code.co_filename, frame.f_lineno)
-
-
-def describe_location(loc) -> str:
-    """'  File "x.py", line 3:  c = a * b' -- with the notebook cell named when in IPython."""
-    filename, line = loc
-    text = linecache.getline(filename, line).strip()
-    shown = _cell_name(filename) or f'File "{filename}"'
-    return f"  {shown}, line {line}:  {text}" if text else f"  {shown}, line {line}"
-
-
-def _cell_name(filename: str):
-    ip = sys.modules.get("IPython")
-    shell = ip.get_ipython() if ip is not None and hasattr(ip, "get_ipython") else None
-    compiler = getattr(shell, "compile", None)
-    cache = getattr(compiler, "_filename_map", None)
-    if cache and filename in cache:
-        return f"Cell In[{cache[filename]}]"
-    return None
 
 
 class Node:
@@ -99,9 +87,7 @@ class Node:
 
     def eval(self, feed_dict=None, session=None):
         """Run this node in ``session`` (or the default session), as TF1's ``Tensor.eval``."""
-        from .static.session import get_default_session
-
-        sess = session or get_default_session()
+        sess = session or SLOTS["default_session"]()
         if sess is None:
             raise ValueError("Cannot evaluate tensor using `eval()`: No default session is "
                              "registered. Use `with sess.as_default()` or pass session=")
@@ -116,6 +102,40 @@ def _shape_str(shape) -> str:
 
 
 shape_str = _shape_str
+
+
+def ancestors(roots: Iterable[Node], stop: Iterable[Node] = (), reads: Callable | None = None,
+              controls: bool = True) -> list[Node]:
+    """``roots`` and every node they depend on, in creation (so topological) order: what a
+    run of ``roots`` computes, what a view of them draws, what gradients flow through.
+
+    Nodes in ``stop`` (fed nodes) are kept but not looked through. ``reads(node)`` gives the
+    inputs followed (all of ``node.inputs`` by default; the compiler leaves out the variable
+    an assign writes); ``controls`` follows control inputs too.
+
+    >>> import kernelgraph as kg
+    >>> g = kg.Graph()
+    >>> with g.as_default():
+    ...     a = kg.placeholder(kg.float32, name="a")
+    ...     b = kg.exp(a, name="b")
+    ...     c = kg.add(b, 1.0, name="c")
+    >>> [n.name for n in ancestors([c])], [n.name for n in ancestors([c], stop=[b])]
+    (['a', 'b', 'Const', 'c'], ['b', 'Const', 'c'])
+    """
+    stop_ids = {id(n) for n in stop}
+    seen: dict[int, Node] = {}
+    stack = list(roots)
+    while stack:
+        n = stack.pop()
+        if id(n) in seen:
+            continue
+        seen[id(n)] = n
+        if id(n) in stop_ids:
+            continue
+        stack.extend(n.inputs if reads is None else reads(n))
+        if controls:
+            stack.extend(n.control_inputs)
+    return sorted(seen.values(), key=lambda n: n.seq)
 
 
 class Graph:

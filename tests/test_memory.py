@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import kernelgraph as kg
-from kernelgraph.static import session as session_module
+from kernelgraph.static import plan as session_module
 
 
 def _plain(graph, fetches, feed, init=None):

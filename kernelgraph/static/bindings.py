@@ -43,10 +43,10 @@ def ufunc_of(node):
         if op is assign_op or node.inputs[1].dtype != node.dtype:
             return None
         op, inputs = (add if op is assign_add_op else sub), (node.inputs[0], node.inputs[0])
-    fused = getattr(op.forward, "ufunc", None)
+    fused = op.ufunc  # a fused group's card: its compiled ufunc
     if fused is not None:
         return fused if isinstance(fused, np.ufunc) and fused.nout == 1 else None
-    kernel = getattr(op.forward, "kernel", None)
+    kernel = op.loops  # an elementwise card: its ufunc per dtype
     if kernel is None or (op.name == "pow" and node.dtype.kind != "f"):
         return None  # integer powers check for negative exponents first
     dtypes = tuple(i.dtype for i in inputs)

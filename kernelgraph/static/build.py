@@ -15,8 +15,8 @@ import numpy as np
 
 from .. import devices, operators
 from .. import dtypes as D
-from ..errors import ShapeError
-from ..graph import Node, describe_location, get_default_graph, user_location
+from ..errors import ShapeError, located
+from ..graph import Node, get_default_graph, user_location
 from ..ops import registry
 from ..ops.registry import define
 
@@ -67,12 +67,6 @@ def placed(node: Node, device, location=None) -> Node:
     return hit
 
 
-def _located(error, location):
-    if location is None:
-        return error
-    return type(error)(f"{error}\n{describe_location(location)}")
-
-
 def build(op, args, attrs) -> Node:
     """Add a node for ``op(*args, **attrs)`` to the graph of its node inputs."""
     name = attrs.pop("name", None) if "name" in attrs else None
@@ -91,7 +85,7 @@ def build(op, args, attrs) -> Node:
             if graph is None:
                 graph, first = a.graph, a
             elif a.graph is not graph:
-                raise _located(ValueError(
+                raise located(ValueError(
                     f"Tensor {a!r} must be from the same graph as Tensor {first!r}."), location)
     if graph is None:
         graph = get_default_graph()
@@ -110,7 +104,7 @@ def build(op, args, attrs) -> Node:
         if isinstance(a, Node):
             inputs.append(placed(a, device, location) if moves else a)
         elif type(a).__name__ == "Tensor" and hasattr(a, "requires_grad"):
-            raise _located(TypeError(
+            raise located(TypeError(
                 f"cannot use an eager tensor in graph op '{op.name}'; wrap its value with "
                 "kg.constant(t.detach().numpy()) or use a kg.placeholder"), location)
         else:
@@ -126,13 +120,13 @@ def build(op, args, attrs) -> Node:
             except D.ConversionError as e:  # x + 2**40 for an int32 x
                 refusal = D.scalar_overflow(a, weak, op.name) if type(a) is int and \
                     weak is not None else type(e)(f"{op.name}: {e}")  # eager mode's words
-                raise _located(refusal, location) from None
+                raise located(refusal, location) from None
     inputs = tuple(inputs)
     try:
         shape, dtype = op.infer([i.shape for i in inputs], [i.dtype for i in inputs], attrs)
     except (ShapeError, TypeError, ValueError) as e:
         msg = str(e) if str(e).startswith(op.name) else f"{op.name}: {e}"
-        raise _located(type(e)(msg), location) from None
+        raise located(type(e)(msg), location) from None
     return graph.add_node(op, inputs, attrs, shape, D.as_dtype(dtype), name, location,
                           device=device)
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .. import autodiff, devices
-from ..graph import Node
+from ..graph import Node, ancestors
 from ..ops import ones_like
 
 
@@ -59,17 +59,11 @@ def gradients(ys, xs, grad_ys=None, name="gradients"):
             raise ValueError(f"Tensor {t!r} must be from the same graph as {ys[0]!r}.")
 
     # Nodes that are ancestors of some y ...
-    ancestors, stack = {}, list(ys)
-    while stack:
-        n = stack.pop()
-        if id(n) in ancestors:
-            continue
-        ancestors[id(n)] = n
-        stack.extend(n.inputs)
+    above = ancestors(ys, controls=False)
     # ... and descendants of some x: the nodes gradients must flow through.
     x_ids = {id(x) for x in xs}
     between = set()
-    for n in sorted(ancestors.values(), key=lambda n: n.seq):
+    for n in above:
         if id(n) in x_ids or any(id(i) in between for i in n.inputs):
             between.add(id(n))
     # Gradient nodes are placed with the nodes they differentiate (they follow their
@@ -84,7 +78,7 @@ def gradients(ys, xs, grad_ys=None, name="gradients"):
             grads[id(y)] = (y, gy if prev is None else prev[1] + gy)
         # An x is walked through too when an earlier x reaches it (t = 2 * x and xs = [x, t]:
         # dz/dx flows on through t), while t's own gradient is kept as the answer for t.
-        order = [n for n in sorted(ancestors.values(), key=lambda n: n.seq, reverse=True)
+        order = [n for n in reversed(above)
                  if id(n) in between and (id(n) not in x_ids
                                           or any(id(i) in between for i in n.inputs))]
         autodiff.propagate(order, grads, _StaticMode(between), keep=x_ids)

@@ -26,175 +26,34 @@ shapes needed. Node counts include the constants that Python numbers became; nod
 rewrite orphaned stay until ``dce`` removes them. What is left: ``x``, the folded constant 6,
 and one generated kernel computing ``relu(x * 6)`` in a single loop, fetched twice.
 
-A *program* is the fetched subgraph: nodes in a topological order, the fetches and the fed
-nodes. A pass never changes the user's graph: it returns new nodes where it rewrites
-(clones keep the name and source line of the node they replace, so run-time errors still
-point at the user's code) and reuses the user's nodes elsewhere. Stateful nodes (variables,
-assigns, placeholders), random ops and nodes with control inputs are never folded, merged or
-simplified away. Fed nodes (any node in ``feed_dict``, not only placeholders, as in TF1)
-are inputs of the run: never computed, rewritten or fused, and a fed constant counts as no
-constant, so ``x * one`` with ``one`` fed 3 stays a multiplication.
+A *program* (:mod:`kernelgraph.static.program`) is the fetched subgraph: nodes in a
+topological order, the fetches and the fed nodes. What each pass did is recorded for
+``Session.explain`` (:mod:`kernelgraph.static.explanation`); after the passes, a plan plans
+its memory and generates its source (:mod:`kernelgraph.static.plan`). A pass never changes
+the user's graph: it returns new nodes where it rewrites (clones keep the name and source
+line of the node they replace, so run-time errors still point at the user's code) and reuses
+the user's nodes elsewhere. Stateful nodes (variables, assigns, placeholders), random ops
+and nodes with control inputs are never folded, merged or simplified away. Fed nodes (any
+node in ``feed_dict``, not only placeholders, as in TF1) are inputs of the run: never
+computed, rewritten or fused, and a fed constant counts as no constant, so ``x * one``
+with ``one`` fed 3 stays a multiplication.
 """
 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..errors import ShapeError
-from ..graph import Node, describe_location, shape_str
-from .variables import STATEFUL, writes_variable
+from ..errors import InvalidArgumentError, ShapeError, describe_location
+from ..graph import Node, shape_str
+from .build import const
+from .explanation import Explanation, PassResult  # noqa: F401 - Explanation: read from here
+from .program import Program, clone, const_value, needed, rewritable, rewrite
 
 FOLD_MAX_ELEMENTS = 1 << 20  # larger results stay computed at run time (TF limits this too)
-RANDOM = ("random_normal", "random_uniform", "dropout_mask")
 _ASSIGNS = ("assign", "assign_add", "assign_sub")
-_KEEP = frozenset(op.name for op in STATEFUL) | frozenset(RANDOM) | {"to_device"}
-# Control flow (ops/control.py) runs whole sub-graphs, which may draw random numbers, and
-# its value is a tuple: never folded into a constant or merged with a twin.
-_KEEP = _KEEP | {"cond", "while_loop", "while_grad"}
-
-
-@dataclass
-class Program:
-    """The subgraph one run computes: ``nodes`` in an order where inputs come first."""
-
-    nodes: list
-    fetches: list
-    feeds: frozenset  # ids of the fed nodes (they are inputs: never computed or rewritten)
-    # The shapes of this run's fed values, by node id, when the plan is specialised to them.
-    feed_shapes: dict | None = None
-
-
-@dataclass
-class PassResult:
-    """What one pass did, for ``Session.explain``."""
-
-    name: str
-    before: int
-    after: int
-    changes: list = field(default_factory=list)  # short texts: "folded mul", "a -> b"
-    seconds: float = 0.0
-    nodes: list = field(default_factory=list, repr=False)  # the program after this pass
-    fetches: list = field(default_factory=list, repr=False)
-
-
-@dataclass
-class Explanation:
-    """``Session.explain``: the passes' results, the nodes before and after, the plan."""
-
-    passes: list
-    before: list
-    after: list
-    source: str
-    compile_seconds: float
-    memory: object = None  # the plan's memory.MemoryPlan (None for a traced plan)
-    # One run of the plan (the best of three), measured when it has no side effects (no
-    # assigns, no random draws) and the fed values were given; else None.
-    run_seconds: float | None = None
-    skipped: tuple = ()  # passes switched off (Session(skip_passes=...))
-
-    def summary(self) -> str:
-        """One line per pass: node counts and (the first few) changes."""
-        lines = []
-        for r in self.passes:
-            shown = ", ".join(r.changes[:4]) + (f", ... ({len(r.changes)})"
-                                                if len(r.changes) > 4 else "")
-            lines.append(f"{r.name:<16} {r.before} -> {r.after} nodes  {shown}".rstrip())
-        return "\n".join(lines)
-
-    def timing(self) -> str:
-        """Compile time against run time: how many runs pay for the compilation."""
-        text = f"compiled in {self.compile_seconds * 1e3:.2f} ms"
-        if self.run_seconds:
-            text += (f"; one run takes {self.run_seconds * 1e6:.1f} us (compiling costs "
-                     f"{self.compile_seconds / self.run_seconds:.0f} runs)")
-        return text
-
-    @property
-    def kernels(self) -> dict:
-        """The generated source of each fused kernel, by the name of the node it computes."""
-        return {n.name: n.op.forward.source for n in self.after
-                if hasattr(n.op.forward, "members")}
-
-    def _repr_mimebundle_(self, include=None, exclude=None) -> dict:
-        """Notebooks draw the compiler view (kernelgraph.widgets.compiler)."""
-        from ..widgets.compiler import explanation_bundle
-
-        return explanation_bundle(self)
-
-    def __str__(self):
-        fused = "".join(f"\n# {name}\n{src}" for name, src in self.kernels.items())
-        memory = f"\nmemory: {self.memory.summary()}" if self.memory is not None else ""
-        return f"{self.summary()}\n{self.timing()}{memory}\n\n{self.source}{fused}"
-
-
-# -- rewriting helpers ---------------------------------------------------------------------------
-def _clone(node: Node, inputs: tuple, **changes) -> Node:
-    """A copy of ``node`` reading ``inputs`` (same name, source line and creation order)."""
-    new = Node.__new__(Node)
-    for slot in ("op", "attrs", "shape", "dtype", "device", "name", "location", "graph", "seq",
-                 "control_inputs"):
-        setattr(new, slot, getattr(node, slot))
-    new.inputs = inputs
-    for key, value in changes.items():
-        setattr(new, key, value)
-    return new
-
-
-def _rewrite(program: Program, rule) -> tuple[Program, list]:
-    """Apply ``rule(node, inputs) -> replacement or None`` to every node in order, re-wiring
-    each node to the replacements of its inputs. Returns the new program and the changes."""
-    replaced: dict[int, Node] = {}
-    nodes, present, changes = [], set(), []
-    for n in program.nodes:
-        if id(n) in program.feeds:
-            out = n
-        else:
-            inputs = tuple(replaced.get(id(i), i) for i in n.inputs)
-            controls = tuple(replaced.get(id(c), c) for c in n.control_inputs)
-            current = n
-            if inputs != n.inputs or controls != n.control_inputs:
-                current = _clone(n, inputs, control_inputs=controls)
-            out = rule(current, changes)
-            if out is None:
-                out = current
-            if out is not n:
-                replaced[id(n)] = out
-        if id(out) not in present:  # a node folded into a new constant takes its place
-            present.add(id(out))
-            nodes.append(out)
-    fetches = [replaced.get(id(f), f) for f in program.fetches]
-    return Program(nodes, fetches, program.feeds, program.feed_shapes), changes
-
-
-def _rewritable(n: Node) -> bool:
-    return n.op.name not in _KEEP and not n.control_inputs and n.op.forward is not None
-
-
-def _const_value(n: Node, feeds=frozenset()):
-    """The value of the constant ``n``, or None: not a constant, or a fed one (in ``feeds``),
-    whose value this run's feed overrides (TF1: any fed tensor takes the fed value)."""
-    return n.attrs["value"] if n.op.name == "const" and id(n) not in feeds else None
-
-
-def _reachable(program: Program) -> list:
-    needed, stack = set(), list(program.fetches)
-    while stack:
-        n = stack.pop()
-        if id(n) in needed:
-            continue
-        needed.add(id(n))
-        if id(n) not in program.feeds:
-            stack.extend(_reads(n))
-            stack.extend(n.control_inputs)
-    return [n for n in program.nodes if id(n) in needed]
-
-
-def _reads(n: Node):
-    """The inputs whose values ``n`` reads: an assign writes its first input, not reads it."""
-    return n.inputs[1:] if writes_variable(n) else n.inputs
+_clone = clone  # the name the fusion pass and older code import from here
 
 
 # -- the passes ----------------------------------------------------------------------------------
@@ -202,17 +61,7 @@ def prune(fetches, feeds, feed_shapes=None) -> Program:
     """The nodes a run of ``fetches`` needs, stopping at fed nodes (TF's subgraph extraction):
     everything else in the graph is left out."""
     fed = frozenset(id(n) for n in feeds)
-    seen, stack = {}, list(fetches)
-    while stack:
-        n = stack.pop()
-        if id(n) in seen:
-            continue
-        seen[id(n)] = n
-        if id(n) in fed:
-            continue
-        stack.extend(_reads(n))
-        stack.extend(n.control_inputs)
-    return Program(sorted(seen.values(), key=lambda n: n.seq), list(fetches), fed, feed_shapes)
+    return Program(needed(fetches, feeds), list(fetches), fed, feed_shapes)
 
 
 def specialize(program: Program) -> tuple[Program, list]:
@@ -266,8 +115,6 @@ def specialize(program: Program) -> tuple[Program, list]:
 def _checked_assign(n, value_shape):
     var_shape = n.inputs[0].shape
     if value_shape is not None and var_shape is not None and tuple(value_shape) != var_shape:
-        from ..errors import InvalidArgumentError
-
         raise InvalidArgumentError(
             f"Cannot assign a value of shape {shape_str(tuple(value_shape))} to variable "
             f"'{n.inputs[0].name}' of shape {shape_str(var_shape)} (node '{n.name}')\n"
@@ -276,37 +123,29 @@ def _checked_assign(n, value_shape):
 
 
 def _shape_error(n, inputs, shape_of, error):
-    from ..errors import InvalidArgumentError
-
     given = ", ".join(f"'{i.name}' {shape_str(shape_of(i))}" for i in inputs)
-    where = describe_location(n.location) if n.location else "  (unknown location)"
+    where = describe_location(n.location)
     return InvalidArgumentError(
         f"node '{n.name}' (op {n.op.name}) cannot take the fed shapes: {error}\n"
         f"  inputs: {given}\n  the node was created at:\n{where}", node=n)
 
 
-# Inputs that an op reads only the shape (and dtype) of: with that shape known, the input
-# need not be computed first, e.g. the ``ones_like(loss)`` that starts every gradient.
-SHAPE_ONLY = {"ones_like": (0,), "zeros_like": (0,), "broadcast_reduced": (1,),
-               "sum_to_like": (1,), "broadcast_like": (1,)}
-
-
 def _fold_input(n: Node, index: int, x: Node, feeds):
-    """The compile-time value ``n`` reads from its input ``x``, or None if it has none."""
-    if index in SHAPE_ONLY.get(n.op.name, ()) and x.shape is not None and None not in x.shape:
+    """The compile-time value ``n`` reads from its input ``x``, or None if it has none. An
+    input the op reads only the shape of (``op.shape_inputs``: the ``ones_like(loss)`` that
+    starts every gradient) has one as soon as that shape is known."""
+    if index in n.op.shape_inputs and x.shape is not None and None not in x.shape:
         # Only its shape is read; a fed value has it too (a feed must match a known shape).
         return np.empty(x.shape, x.dtype)
-    return _const_value(x, feeds)
+    return const_value(x, feeds)
 
 
 def fold_constants(program: Program) -> tuple[Program, list]:
     """Compute at compile time every CPU node whose inputs are all constants (or inputs whose
     shape alone it needs, when that shape is known), with the op's own kernel (so the value is
     bit-for-bit what the run would compute)."""
-    from .build import const
-
     def rule(n, changes):
-        if n.op.name == "const" or not _rewritable(n) or n.device.type != "cpu":
+        if n.op.name == "const" or not rewritable(n) or n.device.type != "cpu":
             return None
         values = [_fold_input(n, k, i, program.feeds) for k, i in enumerate(n.inputs)]
         if not n.inputs or any(v is None for v in values):
@@ -323,7 +162,7 @@ def fold_constants(program: Program) -> tuple[Program, list]:
         return _clone(n, (), op=const, attrs={"value": value}, shape=value.shape,
                       dtype=value.dtype)
 
-    return _rewrite(program, rule)
+    return rewrite(program, rule)
 
 
 def _is_identity(c: Node, op: str, dtype, feeds) -> bool:
@@ -331,7 +170,7 @@ def _is_identity(c: Node, op: str, dtype, feeds) -> bool:
     every bit of every value of the result's ``dtype``: 1 for ``*`` and ``/``; 0 for ``+``
     and ``-`` on integers and bools. Float zeros need their sign: IEEE makes -0.0 + 0.0 =
     +0.0, so only ``x + -0.0`` and ``x - 0.0`` give x back for every x, -0.0 included."""
-    v = _const_value(c, feeds)
+    v = const_value(c, feeds)
     if v is None or v.size == 0:
         return False
     if op in ("mul", "div"):
@@ -360,7 +199,7 @@ def _keeps_shape(n: Node, x: Node) -> bool:
         return True
     if op in ("mul", "add", "sub", "div"):
         other = n.inputs[1] if n.inputs[0] is x else n.inputs[0]
-        c = _const_value(other)
+        c = const_value(other)
         return c is not None and c.size == 1 and x.ndim is not None and c.ndim <= x.ndim
     return False
 
@@ -407,14 +246,14 @@ def simplify(program: Program) -> tuple[Program, list]:
     broadcast_to / sum_to_like that change nothing become ``x`` (only where ``x`` has the
     very shape, dtype and device of the result)."""
     def rule(n, changes):
-        if not _rewritable(n) or not n.inputs:
+        if not rewritable(n) or not n.inputs:
             return None
         x = _simplified(n, program.feeds)
         if x is not None:
             changes.append(f"{n.name} -> {x.name}")
         return x
 
-    return _rewrite(program, rule)
+    return rewrite(program, rule)
 
 
 def _attrs_key(attrs):
@@ -438,7 +277,7 @@ def eliminate_common_subexpressions(program: Program) -> tuple[Program, list]:
             if v.size > 64:
                 return None
             key = ("const", v.dtype.str, v.shape, v.tobytes(), n.device.name)
-        elif _rewritable(n):
+        elif rewritable(n):
             attrs = _attrs_key(n.attrs)
             if attrs is None:
                 return None
@@ -451,18 +290,22 @@ def eliminate_common_subexpressions(program: Program) -> tuple[Program, list]:
         changes.append(f"{n.name} -> {first.name}")
         return first
 
-    return _rewrite(program, rule)
+    return rewrite(program, rule)
 
 
 def eliminate_dead_code(program: Program) -> tuple[Program, list]:
     """Drop nodes that no fetch needs any more (orphaned by the passes before)."""
-    kept = _reachable(program)
+    fed = [n for n in program.nodes if id(n) in program.feeds]
+    reached = {id(n) for n in needed(program.fetches, fed)}
+    kept = [n for n in program.nodes if id(n) in reached]
     return Program(kept, program.fetches, program.feeds, program.feed_shapes), []
 
 
 def fuse_elementwise(program: Program) -> tuple[Program, list]:
     """Groups of elementwise ops become one generated numba kernel each (see
     :mod:`kernelgraph.static.fusion`)."""
+    # Late: fusion imports _clone from this module (a circle) until it takes clone from
+    # .program; then this import moves to the top.
     from .fusion import fuse
 
     nodes, fetches, changes = fuse(program, {id(f) for f in program.fetches})

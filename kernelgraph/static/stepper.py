@@ -33,16 +33,21 @@ from __future__ import annotations
 import copy
 import itertools
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 import numpy as np
 
-from .. import codegen, devices
+from .. import codegen, devices, trace
 from ..errors import OpError
 from ..graph import Node
-from . import session as _session
+from .feeds import FetchSpec, feed_converter
+from .plan import PlanFamily, plan_for
 
 _stepper_ids = itertools.count()
+
+#: ``"stepper"`` -> ``(Stepper) -> MIME bundle``: how a notebook draws a stepper, which
+#: kernelgraph.widgets.stepper (floors above) registers when imported.
+DISPLAY: dict[str, Callable] = {}
 
 
 class StepperError(RuntimeError):
@@ -79,9 +84,9 @@ class Stepper:
         if any(v is None for v in self.feed_dict.values()):
             raise ValueError("a Stepper runs the graph, so every feed_dict entry needs a "
                              "value (None is only accepted by Session.explain)")
-        self._spec = _session._FetchSpec(session, fetches)
+        self._spec = FetchSpec(session._as_graph_node, fetches)
         self.plan = self._plan()
-        self._args = [_session._feed_converter(n)(v)
+        self._args = [feed_converter(n)(v)
                       for n, v in zip(self.plan.feed_nodes, self.feed_dict.values())]
         self._make_generator()
         self.reset()
@@ -90,12 +95,12 @@ class Stepper:
     def _plan(self):
         if self.optimize:
             return self.session.plan(self.fetches, self.feed_dict)
-        # An unoptimised session over the same variables: the plan of the graph as written.
-        # It shares the variable store, so assigns write the user's session.
-        as_written = _session.Session(self.session.graph, optimize=False,
-                                      check_numerics=self.session.check_numerics)
-        as_written._store = self.session._store
-        return as_written.plan(self.fetches, self.feed_dict)
+        # The plan of the graph as written: unoptimised, over the session's own variable
+        # store, so assigns write the user's session.
+        feed_nodes = [self.session._as_graph_node(k, "Feed") for k in self.feed_dict]
+        family = PlanFamily(_AsWritten(self.session), self._spec.nodes, feed_nodes,
+                            traced=trace.active)
+        return plan_for(family, self.feed_dict)
 
     def _make_generator(self) -> None:
         """The plan's source with a ``yield`` after each node's line(s): one generator step
@@ -223,7 +228,7 @@ class Stepper:
 
     def _finish(self, values) -> None:
         self._finished = True
-        self._result = values[0] if self._spec.template == 0 else self._spec.rebuild(values)
+        self._result = self._spec.rebuild(values)
 
     def run_to(self, target) -> object:
         """Run up to and including ``target`` (a node or its name); returns its value.
@@ -267,14 +272,27 @@ class Stepper:
 
     # -- display -------------------------------------------------------------------------------
     def _repr_mimebundle_(self, include=None, exclude=None) -> dict:
-        from ..widgets.stepper import stepper_bundle
-
-        return stepper_bundle(self)
+        """Notebooks draw the stepper view (kernelgraph.widgets.stepper registers it);
+        without it, the ``repr``."""
+        draw = DISPLAY.get("stepper")
+        return draw(self) if draw is not None else {"text/plain": repr(self)}
 
     def __repr__(self) -> str:
         state = ("failed" if self.error is not None else "done" if self._finished
                  else f"next: {self.current.name}" if self.current is not None else "ready")
         return f"<kg.Stepper {self.position}/{len(self.order)} nodes run, {state}>"
+
+
+class _AsWritten:
+    """What a plan of the graph as written is compiled for: ``session``'s variable store
+    and numerics checks, no compiler passes."""
+
+    optimize = False
+    skip_passes = ()
+
+    def __init__(self, session):
+        self._store = session._store
+        self.check_numerics = session.check_numerics
 
 
 def _snapshot(value):

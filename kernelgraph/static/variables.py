@@ -9,8 +9,8 @@ from __future__ import annotations
 import numpy as np
 
 from .. import dtypes as D
-from ..errors import shown
-from ..graph import Node, describe_location, get_default_graph, user_location
+from ..errors import shown, where
+from ..graph import Node, get_default_graph, user_location
 from ..ops import registry
 from ..ops.registry import define
 from .build import build, constant_node, placed
@@ -20,9 +20,12 @@ def _placeholder_forward(**attrs):
     raise AssertionError("placeholders are fed by Session.run, never computed")
 
 
+# Run by the Session itself (feeds, its variable store, control inputs), never by a kernel:
+# their cards say so with the trait "stateful", which the compiler's passes ask.
 placeholder_op = define("placeholder", _placeholder_forward, lambda s, d, a: (a["shape"], None),
-                        None, doc="A value fed at run time through feed_dict.")
-variable_op = define("variable", _placeholder_forward, None, None,
+                        None, traits=("stateful",),
+                        doc="A value fed at run time through feed_dict.")
+variable_op = define("variable", _placeholder_forward, None, None, traits=("stateful",),
                      doc="Reads a Variable's value from the session.")
 
 
@@ -30,11 +33,12 @@ def _assign_infer(shapes_, dtypes, attrs):
     return shapes_[0], dtypes[0]
 
 
-# Assign ops are run by the Session (they write its variable store); they have no kernel here.
-assign_op = define("assign", None, _assign_infer, None, doc="var = value")
-assign_add_op = define("assign_add", None, _assign_infer, None, doc="var += value")
-assign_sub_op = define("assign_sub", None, _assign_infer, None, doc="var -= value")
-no_op = define("no_op", None, lambda s, d, a: ((), D.bool_), None,
+assign_op = define("assign", None, _assign_infer, None, traits=("stateful",), doc="var = value")
+assign_add_op = define("assign_add", None, _assign_infer, None, traits=("stateful",),
+                       doc="var += value")
+assign_sub_op = define("assign_sub", None, _assign_infer, None, traits=("stateful",),
+                       doc="var -= value")
+no_op = define("no_op", None, lambda s, d, a: ((), D.bool_), None, traits=("stateful",),
                doc="Does nothing; runs its control inputs (e.g. the initializer).")
 STATEFUL = (variable_op, assign_op, assign_add_op, assign_sub_op, no_op, placeholder_op)
 ASSIGNS = (assign_op, assign_add_op, assign_sub_op)
@@ -44,7 +48,14 @@ def writes_variable(node: Node) -> bool:
     """Whether ``node`` stores a new value in the variable that is its first input (which
     it does not read as a value): an assign, or a fused kernel computing a variable's update
     (:mod:`kernelgraph.static.fusion`)."""
-    return node.op in ASSIGNS or getattr(node.op.forward, "updates", None) is not None
+    return node.op in ASSIGNS or node.op.updates is not None
+
+
+def read_inputs(node: Node) -> tuple:
+    """The inputs whose values ``node`` reads: all of them, except the variable an assign
+    writes (:func:`writes_variable`). With :func:`kernelgraph.graph.ancestors`, what a run
+    computes: ``ancestors(fetches, stop=feeds, reads=read_inputs)``."""
+    return node.inputs[1:] if writes_variable(node) else node.inputs
 
 
 def placeholder(dtype=None, shape=None, name=None) -> Node:
@@ -60,9 +71,8 @@ def placeholder(dtype=None, shape=None, name=None) -> Node:
         try:
             shape = _shape_of(shape)
         except (TypeError, ValueError) as e:
-            where = f"\n{describe_location(location)}" if location is not None else ""
-            raise type(e)(f"placeholder: Error converting shape to a TensorShape: {e}{where}"
-                          ) from None
+            raise type(e)(f"placeholder: Error converting shape to a TensorShape: {e}"
+                          f"{where(location)}") from None
     graph = get_default_graph()
     return graph.add_node(placeholder_op, (), {"shape": shape}, shape, dt, name or "Placeholder",
                           location)

@@ -27,6 +27,7 @@ the compiled one; the text fallback is the pass table.
 from __future__ import annotations
 
 from ..graph import shape_str
+from ..static import explanation as _explanation
 from ..static import passes as _passes
 from .document import SCHEMA_VERSION, full_entry, node_id
 from .summary import format_number
@@ -424,3 +425,7 @@ def explanation_bundle(e) -> dict:
     from .display import bundle_of
 
     return bundle_of(compiler_document(e))
+
+
+# The compiler sits floors below the widgets: it draws an Explanation through this hook.
+_explanation.DISPLAY["explanation"] = explanation_bundle

@@ -39,10 +39,10 @@ from collections.abc import Iterable, Mapping
 
 import numpy as np
 
-from .. import trace
+from .. import nest, trace
 from ..eager import EagerNode, Tensor
 from ..errors import shown
-from ..graph import Graph, Node, shape_str
+from ..graph import Graph, Node, ancestors, shape_str
 from .gradmap import gradient_scope, replay, static_gradient_map
 from .summary import format_location, norm, summarize
 
@@ -150,15 +150,8 @@ def full_entry(node: Node) -> dict:
 def flatten_fetches(fetches, graph: Graph | None = None) -> list[Node]:
     """The graph nodes in a fetches structure (node, name, or nested list/tuple/dict)."""
     out: list[Node] = []
-
-    def walk(f):
-        if isinstance(f, list | tuple):
-            for x in f:
-                walk(x)
-        elif isinstance(f, dict):
-            for x in f.values():
-                walk(x)
-        elif isinstance(f, str):
+    for f in nest.flatten(fetches):
+        if isinstance(f, str):
             if graph is None:
                 raise TypeError(f"the fetch name {shown(f)} needs a graph to be looked up in")
             out.append(graph.get_node(f))
@@ -166,27 +159,7 @@ def flatten_fetches(fetches, graph: Graph | None = None) -> list[Node]:
             out.append(f)
         elif f is not None:
             raise TypeError(f"expected graph nodes to fetch, got {type(f).__name__}")
-
-    walk(fetches)
     return out
-
-
-def ancestors(fetch_nodes: Iterable[Node], stop: Iterable[Node] = ()) -> list[Node]:
-    """``fetch_nodes`` and every node they depend on (inputs and control inputs), in creation
-    order; nodes in ``stop`` (fed nodes) are kept but not looked through."""
-    stop_ids = {id(n) for n in stop}
-    seen: dict[int, Node] = {}
-    stack = list(fetch_nodes)
-    while stack:
-        n = stack.pop()
-        if id(n) in seen:
-            continue
-        seen[id(n)] = n
-        if id(n) in stop_ids:
-            continue
-        stack.extend(n.inputs)
-        stack.extend(n.control_inputs)
-    return sorted(seen.values(), key=lambda n: n.seq)
 
 
 def _static_builder(nodes: list[Node], title: str, build_steps: bool) -> DocumentBuilder:

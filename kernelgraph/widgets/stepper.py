@@ -25,6 +25,7 @@ a node: run up to it) drive the stepper in the kernel.
 from __future__ import annotations
 
 from ..graph import shape_str
+from ..static import stepper as _stepper
 from .document import DocumentBuilder, node_id, static_entry
 from .summary import summarize
 
@@ -92,3 +93,6 @@ def stepper_bundle(stepper) -> dict:
 
     return bundle_of(stepper_document(stepper))
 
+
+# The stepper sits floors below the widgets: it draws itself through this hook.
+_stepper.DISPLAY["stepper"] = stepper_bundle

@@ -13,8 +13,8 @@ from .. import dtypes as D
 from .. import eager, trace
 from .. import ops as O
 from ..eager import Tensor
-from ..errors import ShapeError
-from ..graph import describe_location, user_location
+from ..errors import ShapeError, where
+from ..graph import user_location
 from .lazy import _DATA, LazyTensor, _flush, _Pending
 from .stats import _active
 
@@ -233,10 +233,8 @@ def _infer(op, keys, attrs):
     try:
         shape, dtype = op.infer(shapes, dts, attrs)
     except (ShapeError, TypeError, ValueError, IndexError) as e:
-        loc = user_location(3)
-        where = f"\n{describe_location(loc)}" if loc is not None else ""
         msg = str(e) if str(e).startswith(op.name) else f"{op.name}: {e}"
-        raise type(e)(f"{msg}{where}") from None
+        raise type(e)(f"{msg}{where(user_location(3))}") from None
     if shape is None or None in shape:
         return None
     return tuple(shape), D.as_dtype(dtype)

@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .. import cuda as kg_cuda
+from .. import nest
 from ..ops.registry import cuda_package
 
 #: One cycle of the chain: (op, scalar operand or None).
@@ -1070,19 +1071,11 @@ CASES = (
 
 
 # -- the correctness check --------------------------------------------------------------------
-def _flatten(value, out):
-    if isinstance(value, list | tuple):
-        for v in value:
-            _flatten(v, out)
-    else:
-        out.append(np.asarray(value))
-    return out
-
-
 def check(output, reference, rtol: float = 1e-4) -> str | None:
     """None when ``output`` matches ``reference`` (same structure and shapes, float32
     values within ``rtol`` relative error of the float64 reference), else what differs."""
-    got, want = _flatten(output, []), _flatten(reference, [])
+    got = [np.asarray(v) for v in nest.flatten(output)]
+    want = [np.asarray(v) for v in nest.flatten(reference)]
     if len(got) != len(want):
         return f"{len(got)} values where {len(want)} were expected"
     for i, (g, w) in enumerate(zip(got, want)):

@@ -23,7 +23,7 @@ from .. import devices, trace
 from ..dtypes import FLOATS
 from ..eager import Tensor, _record, _wrap
 from ..errors import OpError, TraceError
-from ..graph import describe_location, shape_str, user_location
+from ..graph import ancestors, describe_location, shape_str, user_location
 from ..ops.registry import Op
 from ..static.gradients import gradients
 from ..static.session import Session
@@ -320,15 +320,7 @@ class ConcreteFunction:
     def depends_on(self, node) -> list[str]:
         """The arguments and captured tensors whose values ``node`` is computed from."""
         feeds = {id(n) for n in self.feeds}
-        found, seen, stack = [], set(), [node]
-        while stack:
-            n = stack.pop()
-            if id(n) in seen:
-                continue
-            seen.add(id(n))
-            if id(n) in feeds:
-                found.append(n)
-            stack.extend(n.inputs)
+        found = [n for n in ancestors([node], controls=False) if id(n) in feeds]
         order = {id(n): i for i, n in enumerate(self.feeds)}
         return [self.feed_name(n) for n in sorted(found, key=lambda n: order[id(n)])]
 

@@ -48,7 +48,7 @@ from ..ops import add, sub
 from ..ops.elementwise import pow as _pow_op
 from ..ops.elementwise import where as _where_op
 from ..ops.registry import FusedOp, cuda_package
-from .passes import _clone
+from .program import clone as _clone
 from .variables import assign_add_op, assign_sub_op
 
 _UPDATES = {assign_add_op: add, assign_sub_op: sub}  # the elementwise op each update applies

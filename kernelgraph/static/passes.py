@@ -49,6 +49,7 @@ from ..errors import InvalidArgumentError, ShapeError, describe_location
 from ..graph import Node, shape_str
 from .build import const
 from .explanation import Explanation, PassResult  # noqa: F401 - Explanation: read from here
+from .fusion import fuse
 from .program import Program, clone, const_value, needed, rewritable, rewrite
 
 FOLD_MAX_ELEMENTS = 1 << 20  # larger results stay computed at run time (TF limits this too)
@@ -304,10 +305,6 @@ def eliminate_dead_code(program: Program) -> tuple[Program, list]:
 def fuse_elementwise(program: Program) -> tuple[Program, list]:
     """Groups of elementwise ops become one generated numba kernel each (see
     :mod:`kernelgraph.static.fusion`)."""
-    # Late: fusion imports _clone from this module (a circle) until it takes clone from
-    # .program; then this import moves to the top.
-    from .fusion import fuse
-
     nodes, fetches, changes = fuse(program, {id(f) for f in program.fetches})
     return Program(nodes, fetches, program.feeds, program.feed_shapes), changes
 

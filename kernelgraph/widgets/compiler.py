@@ -31,6 +31,7 @@ from ..static import explanation as _explanation
 from ..static import passes as _passes
 from .document import SCHEMA_VERSION, full_entry, node_id
 from .summary import format_number
+from .svg import esc, render_svg
 
 AS_WRITTEN = "as written"
 GHOST_LIMIT = 60  # removed nodes drawn per stage; more are counted, not drawn
@@ -373,8 +374,6 @@ def _stage_doc(stage: dict, title: str, ghosts: bool = True) -> dict:
 def compiler_svg(doc: dict) -> str:
     """The SVG fallback: the pass table, then the graph as written beside the compiled one
     (fused members, folded constants and merged nodes outlined in their colours)."""
-    from .svg import esc, render_svg
-
     c = doc.get("compiler") or {}
     drawn = [s for s in c.get("stages", []) if not s.get("skipped") and "nodes" in s]
     if not drawn:
@@ -422,7 +421,7 @@ def _svg_size(svg: str) -> tuple[float, float]:
 
 def explanation_bundle(e) -> dict:
     """The MIME bundle of an Explanation (``kg.show(sess.explain(...))``)."""
-    from .display import bundle_of
+    from .display import bundle_of  # late: display imports this module for its views
 
     return bundle_of(compiler_document(e))
 

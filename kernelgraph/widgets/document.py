@@ -42,7 +42,10 @@ import numpy as np
 from .. import nest, trace
 from ..eager import EagerNode, Tensor
 from ..errors import shown
-from ..graph import Graph, Node, ancestors, shape_str
+from ..graph import Graph, Node, ancestors, get_default_graph, shape_str
+from ..static.explanation import Explanation
+from ..static.session import Session
+from ..static.stepper import Stepper
 from .gradmap import gradient_scope, replay, static_gradient_map
 from .summary import format_location, norm, summarize
 
@@ -199,8 +202,6 @@ def graph_document(graph: Graph | None = None, fetches=None, title: str | None =
         title = title or f"static graph of {_names(fetch_nodes)}"
     else:
         if graph is None:
-            from ..graph import get_default_graph
-
             graph = get_default_graph()
         nodes = list(graph.nodes)
         title = title or f"static graph ({len(nodes)} nodes)"
@@ -443,18 +444,14 @@ def document_of(obj, title: str | None = None, names: Mapping | None = None,
     >>> document_of(x * 2.0)["mode"]
     'eager'
     """
-    from ..static.passes import Explanation
-    from ..static.session import Session
-    from ..static.stepper import Stepper
-
     if is_document(obj):
         return obj
     if isinstance(obj, Explanation):
-        from .compiler import compiler_document
+        from .compiler import compiler_document  # late: compiler builds on this module
 
         return compiler_document(obj, title=title)
     if isinstance(obj, Stepper):
-        from .stepper import stepper_document
+        from .stepper import stepper_document  # late: stepper builds on this module
 
         return stepper_document(obj, title=title)
     if isinstance(obj, Graph):

@@ -89,7 +89,7 @@ def stepper_line(doc: dict) -> str:
 
 def stepper_bundle(stepper) -> dict:
     """The MIME bundle of a stepper's run so far (``kg.show(stepper)``)."""
-    from .display import bundle_of
+    from .display import bundle_of  # late: display imports this module for its views
 
     return bundle_of(stepper_document(stepper))
 

@@ -15,7 +15,8 @@ import numpy as np
 
 from .. import devices
 from ..eager import Tensor
-from ..graph import _cell_name, shape_str
+from ..errors import _cell_name
+from ..graph import shape_str
 
 MAX_ITEMS = 16  # arrays with more elements are described by their statistics
 MAX_CHARS = 120

@@ -36,11 +36,8 @@ def use_compiler(session: Callable, prune: Callable) -> None:
 def compiler() -> dict[str, Callable]:
     """What :func:`use_compiler` was handed: ``{"session": ..., "prune": ...}``."""
     if not _COMPILER:
-        # TRANSITIONAL, for the lead: static/session.py is to call use_compiler(Session,
-        # passes.prune) when imported; until it does, fetch them here (imports a floor up).
-        from .. import passes, session
-
-        use_compiler(session.Session, passes.prune)
+        raise RuntimeError("control flow runs sub-graphs through the static compiler: import "
+                           "kernelgraph (or kernelgraph.static.session) first")
     return _COMPILER
 
 

@@ -14,17 +14,13 @@ from __future__ import annotations
 import inspect
 
 from ... import devices
-from ...graph import Graph, Node, describe_location, get_default_graph
+from ...errors import where
+from ...graph import Graph, Node, get_default_graph
 from ...ops.control import describe, output_op, pack_as
 from ..build import constant_node
 from ..variables import placeholder_op
 
 CPU = devices.CPU
-
-
-def where(location) -> str:
-    """The user's line ``location`` (file and line) as an error message's last line."""
-    return f"\n{describe_location(location)}" if location else ""
 
 
 def made_at(what: str, name: str, location) -> str:

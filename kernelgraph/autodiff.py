@@ -15,7 +15,7 @@ from __future__ import annotations
 from . import trace
 from .dtypes import FLOATS
 from .ops import add, cast, sum_to_like
-from .ops.shapes import known
+from .shapes import known
 
 
 class Mode:

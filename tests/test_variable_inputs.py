@@ -10,7 +10,8 @@
 - a tree-structured network over expression trees, eagerly (a new graph per tree), learns to
   evaluate them.
 
-The thresholds are the measured results with a margin (see "Variable inputs" in docs/nn-and-data.md).
+The thresholds are the measured results with a margin (see "Variable inputs" in
+docs/nn-and-data.md).
 """
 
 from __future__ import annotations

@@ -18,58 +18,11 @@ import numpy as np
 
 from .. import dtypes as D
 from ..graph import Node, shape_str
+from ..kernels import reference_grads as RG
+from ..nest import flatten, pack_as, structure_of  # noqa: F401 - control flow's callers read them here
 from .registry import OPS, define
 
 OBJECT = np.dtype(object)  # the dtype of a tuple-valued control-flow node
-
-
-# -- structures ------------------------------------------------------------------------------
-def flatten(structure) -> list:
-    """The leaves of a (nested) list / tuple / dict, in order (dicts by insertion order).
-
-    >>> flatten([1, (2, 3), {"a": 4}])
-    [1, 2, 3, 4]
-    """
-    if isinstance(structure, list | tuple):
-        return [leaf for item in structure for leaf in flatten(item)]
-    if isinstance(structure, dict):
-        return [leaf for item in structure.values() for leaf in flatten(item)]
-    return [structure]
-
-
-def pack_as(template, flat: list):
-    """``flat`` (leaves) arranged in the structure of ``template`` (namedtuples kept).
-
-    >>> pack_as([0, (0, 0)], ["a", "b", "c"])
-    ['a', ('b', 'c')]
-    """
-    items = iter(flat)
-
-    def build(t):
-        if isinstance(t, list):
-            return [build(x) for x in t]
-        if isinstance(t, tuple):
-            parts = [build(x) for x in t]
-            return type(t)(*parts) if hasattr(t, "_fields") else tuple(parts)
-        if isinstance(t, dict):
-            return {k: build(v) for k, v in t.items()}
-        return next(items)
-
-    return build(template)
-
-
-def structure_of(structure):
-    """A comparable description of a structure's nesting (lists and tuples count as the
-    same kind of sequence; dict keys count).
-
-    >>> structure_of([1, (2, 3)]) == structure_of((4, [5, 6]))
-    True
-    """
-    if isinstance(structure, list | tuple):
-        return ("seq", tuple(structure_of(x) for x in structure))
-    if isinstance(structure, dict):
-        return ("dict", tuple((k, structure_of(v)) for k, v in structure.items()))
-    return "leaf"
 
 
 def describe(value) -> str:
@@ -159,7 +112,7 @@ while_grad_op = define("while_grad", _while_grad_forward, _tuple_infer, None,
                        doc="The gradient of a while_loop: its body's gradient, run backwards "
                            "over the recorded iterations.")
 output_op = define("output", _output_forward, _output_infer, _output_grad,
-                   traits=("host_only", "view"),
+                   traits=("host_only", "view"), reference=RG.output,
                    doc="Item ``index`` of a cond / while_loop node's tuple value.")
 
 
@@ -179,7 +132,7 @@ def _dim_size_forward(x, axis):
 
 # Not shape_only: constant folding would fold it, and its point is the size at run time.
 dim_size = define("dim_size", _dim_size_forward, _dim_size_infer, None, attr_names=("axis",),
-                  traits=("host_only",),
+                  traits=("host_only",), reference=RG.dim_size,
                   doc="The size of ``x`` along ``axis`` at run time (an int64 scalar).")
 
 

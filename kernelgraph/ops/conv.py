@@ -22,6 +22,7 @@ from ..errors import ShapeError, shown
 from ..graph import shape_str
 from ..kernels import conv as K
 from ..kernels import reference as R
+from ..kernels import reference_grads as RG
 from .elementwise import _floating, _to
 from .linalg import mixed_dtypes
 from .reduce import broadcast_reduced
@@ -217,11 +218,13 @@ conv2d = define(
         "integers and bools compute in float32.")
 conv2d_backward_input = define(
     "conv2d_backward_input", _backward_input(_HOST), _backward_input_infer,
-    _backward_input_grad, cuda=_cuda(_backward_input), inputs=3, attr_names=_CONV_ATTRS,
+    _backward_input_grad, reference=RG.conv2d_backward_input, cuda=_cuda(_backward_input),
+    inputs=3, attr_names=_CONV_ATTRS,
     doc="The gradient of conv2d with respect to its input: (g, w, like=x) -> x's shape.")
 conv2d_backward_filter = define(
     "conv2d_backward_filter", _backward_filter(_HOST), _backward_filter_infer,
-    _backward_filter_grad, cuda=_cuda(_backward_filter), inputs=3, attr_names=_CONV_ATTRS,
+    _backward_filter_grad, reference=RG.conv2d_backward_filter, cuda=_cuda(_backward_filter),
+    inputs=3, attr_names=_CONV_ATTRS,
     doc="The gradient of conv2d with respect to its weights: (x, g, like=w) -> w's shape.")
 
 
@@ -285,13 +288,15 @@ max_pool2d_backward = define(
     "max_pool2d_backward", _max_pool_backward(_HOST), _pool_backward_infer("max_pool2d"),
     # Linear in g, so its own gradient is the transposed routing; x only picks the routes.
     lambda gg, out, needs, attrs, g, x: (max_pool2d_select(gg, x, **attrs), None),
-    cuda=_cuda(_max_pool_backward), inputs=2, attr_names=_POOL_ATTRS,
+    reference=RG.max_pool2d_backward, cuda=_cuda(_max_pool_backward), inputs=2,
+    attr_names=_POOL_ATTRS,
     doc="The gradient of max_pool2d: g routed to each window's last NaN of x, else its "
         "first maximum.")
 max_pool2d_select = define(
     "max_pool2d_select", _max_pool_select(_HOST), _select_infer,
     lambda g, out, needs, attrs, gx, x: (max_pool2d_backward(g, x, **attrs), None),
-    cuda=_cuda(_max_pool_select), inputs=2, attr_names=_POOL_ATTRS,
+    reference=R.max_pool2d_select, cuda=_cuda(_max_pool_select), inputs=2,
+    attr_names=_POOL_ATTRS,
     doc="g (shaped like x) read at each window's last NaN of x, else its first maximum: the "
         "gradient of max_pool2d_backward, for second derivatives of max_pool2d.")
 avg_pool2d = define(
@@ -304,7 +309,8 @@ avg_pool2d = define(
 avg_pool2d_backward = define(
     "avg_pool2d_backward", _avg_pool_backward(_HOST), _pool_backward_infer("avg_pool2d"),
     lambda gg, out, needs, attrs, g, like: (avg_pool2d(gg, **attrs), None),
-    cuda=_cuda(_avg_pool_backward), inputs=2, attr_names=_POOL_ATTRS,
+    reference=RG.avg_pool2d_backward, cuda=_cuda(_avg_pool_backward), inputs=2,
+    attr_names=_POOL_ATTRS,
     doc="The gradient of avg_pool2d: each g spread evenly over its window (like=x's shape).")
 
 

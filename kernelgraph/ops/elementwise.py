@@ -18,6 +18,7 @@ import numpy as np
 from .. import dtypes as D
 from ..kernels import cpu
 from ..kernels import reference as R
+from ..kernels import reference_grads as RG
 from ..shapes import broadcast, broadcast_all
 from .registry import define
 
@@ -101,7 +102,6 @@ def _unary_forward(kernel, compute):
                 return out if type(out) is ndarray else np.asarray(out)
         return _call_kernel(kernel, compute, (x,))
 
-    forward.kernel = kernel  # (op.loops; kept until every reader asks the card)
     return forward
 
 
@@ -121,7 +121,6 @@ def _binary_forward(kernel, compute):
                     return out if type(out) is ndarray else np.asarray(out)
         return _call_kernel(kernel, compute, (x, y))
 
-    forward.kernel = kernel  # (op.loops; kept until every reader asks the card)
     return forward
 
 
@@ -309,8 +308,6 @@ def _pow_cuda(k):
     return pow
 
 
-_sub_forward.kernel = cpu.sub  # (op.loops; kept until every reader asks the card)
-_pow_forward.kernel = cpu.pow
 
 
 # -- the cards -------------------------------------------------------------------------------
@@ -382,17 +379,18 @@ sign = unary("sign", cpu.sign, _logical, None,
 tanh_grad = binary(
     "tanh_grad", cpu.tanh_grad, _floating,
     lambda gg, out, needs, attrs, y, g: (mul(mul(gg, g), mul(y, -2.0)), tanh_grad(y, gg)),
-    "g * (1 - y**2): the gradient of tanh given its output y.", ("fusable",))
+    "g * (1 - y**2): the gradient of tanh given its output y.", ("fusable",), RG.tanh_grad)
 sigmoid_grad = binary(
     "sigmoid_grad", cpu.sigmoid_grad, _floating,
     lambda gg, out, needs, attrs, y, g: (mul(mul(gg, g), sub(1.0, mul(y, 2.0))),
                                          sigmoid_grad(y, gg)),
-    "g * y * (1 - y): the gradient of sigmoid given its output y.", ("fusable",))
+    "g * y * (1 - y): the gradient of sigmoid given its output y.", ("fusable",),
+    RG.sigmoid_grad)
 relu_grad = binary(
     "relu_grad", cpu.relu_grad, _arith,
     lambda gg, out, needs, attrs, x, g: (None, relu_grad(x, gg)),
     "0 where x <= 0, else g (so g at NaN, as in PyTorch): the gradient of relu.",
-    ("fusable",))
+    ("fusable",), RG.relu_grad)
 
 equal = binary("equal", cpu.equal, _any, None, "x == y elementwise (bool).", ("fusable",),
                np.equal, out=D.bool_)
@@ -468,14 +466,16 @@ def _like_forward(fill):
 
 
 zeros_like = define("zeros_like", _like_forward(0), lambda s, d, attrs: (s[0], d[0]), None,
-                    shape_inputs=(0,), cuda=lambda k: k.elementwise.like(0),
+                    shape_inputs=(0,), reference=RG.zeros_like,
+                    cuda=lambda k: k.elementwise.like(0),
                     doc="Zeros of x's shape and dtype.")
 ones_like = define("ones_like", _like_forward(1), lambda s, d, attrs: (s[0], d[0]), None,
-                   shape_inputs=(0,), cuda=lambda k: k.elementwise.like(1),
+                   shape_inputs=(0,), reference=RG.ones_like,
+                   cuda=lambda k: k.elementwise.like(1),
                    doc="Ones of x's shape and dtype.")
 identity = define("identity", lambda x: x, lambda s, d, attrs: (s[0], d[0]),
                   lambda g, out, needs, attrs, x: (g,), traits=("view",),
-                  cuda=lambda k: k.elementwise.identity, doc="x itself.")
+                  reference=RG.identity, cuda=lambda k: k.elementwise.identity, doc="x itself.")
 
 
 def square(x):

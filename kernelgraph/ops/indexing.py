@@ -17,6 +17,7 @@ from ..errors import ShapeError, shown
 from ..graph import shape_str
 from ..kernels import indexing as K
 from ..kernels import reference as R
+from ..kernels import reference_grads as RG
 from ..shapes import axis_arg, checked_axis, nonempty_reduction
 from .elementwise import greater_equal, less_equal, where
 from .registry import define
@@ -107,7 +108,7 @@ getitem = define(
     "getitem", _getitem_forward,
     lambda s, d, attrs: (_getitem_shape(s[0], attrs["index"]), d[0]),
     lambda g, out, needs, attrs, x: (getitem_grad(g, x, index=attrs["index"]),),
-    traits=("view",), reference=R.getitem, cuda=_getitem_cuda, attr_names=("index",),
+    traits=("view",), reference=RG.getitem, cuda=_getitem_cuda, attr_names=("index",),
     doc="Basic indexing ``x[index]`` (ints, slices, ``...``, None): a view.")
 
 
@@ -120,6 +121,7 @@ def _getitem_grad_forward(g, x, index):
 getitem_grad = define(
     "getitem_grad", _getitem_grad_forward, lambda s, d, attrs: (s[1], d[0]),
     lambda gg, out, needs, attrs, g, x: (getitem(gg, index=attrs["index"]), None),
+    reference=RG.getitem_grad,
     cuda=lambda k: lambda g, x, index: k.indexing.zeros_with(g, x.shape, _decode(index)),
     doc="Zeros of x's shape with g scattered into ``x[index]``: the gradient of getitem.")
 
@@ -175,7 +177,7 @@ gather_grad = define(
     "gather_grad", _gather_grad_forward, lambda s, d, attrs: (s[2], d[0]),
     lambda gg, out, needs, attrs, g, indices, like: (
         gather(gg, indices, axis=attrs.get("axis", 0)), None, None),
-    cuda=lambda k: k.indexing.gather_grad,
+    reference=RG.gather_grad, cuda=lambda k: k.indexing.gather_grad,
     doc="Zeros of like's shape with g's slices added at ``indices`` (repeats accumulate).")
 
 

@@ -18,6 +18,7 @@ from ..errors import ShapeError, shown
 from ..graph import shape_str
 from ..kernels import indexing as K
 from ..kernels import reference as R
+from ..kernels import reference_grads as RG
 from ..shapes import axis_arg, checked_axis
 from .elementwise import zeros_like
 from .indexing import FULL, getitem
@@ -108,7 +109,7 @@ def _concat_slice_grad(gg, out, needs, attrs, g, *tensors):
 concat_slice = define(
     "concat_slice", _concat_slice_forward,
     lambda s, d, attrs: (s[1 + attrs["index"]], d[0]), _concat_slice_grad, traits=("view",),
-    cuda=lambda k: k.indexing.concat_slice,
+    reference=RG.concat_slice, cuda=lambda k: k.indexing.concat_slice,
     doc="The piece of a concat's gradient ``g`` that belongs to input ``index``.")
 
 
@@ -261,11 +262,12 @@ def _split_grad_cuda(k):
 split_piece = define(
     "split_piece", _split_forward, _split_infer,
     lambda g, out, needs, attrs, x: (split_grad(g, x, **attrs),), traits=("view",),
-    cuda=_split_cuda,
+    reference=RG.split_piece, cuda=_split_cuda,
     doc="Piece ``index`` of x split along ``axis`` into ``sizes`` (an int: equal pieces).")
 split_grad = define(
     "split_grad", _split_grad_forward, lambda s, d, attrs: (s[1], d[0]),
-    lambda gg, out, needs, attrs, g, x: (split_piece(gg, **attrs), None), cuda=_split_grad_cuda,
+    lambda gg, out, needs, attrs, g, x: (split_piece(gg, **attrs), None),
+    reference=RG.split_grad, cuda=_split_grad_cuda,
     doc="Zeros of x's shape with g in piece ``index``: the gradient of split_piece.")
 
 

@@ -9,6 +9,7 @@ from ..errors import ShapeError
 from ..graph import shape_str
 from ..kernels import nn as K
 from ..kernels import reference as R
+from ..kernels import reference_grads as RG
 from ..kernels.nn import no_rows
 from ..shapes import axis_arg, normalize_axes
 from .elementwise import _floating, _to, exp, mul, square, sub
@@ -115,7 +116,7 @@ softmax_cross_entropy = define(
 softmax_cross_entropy_grad = define(
     "softmax_cross_entropy_grad", _xent_grad_forward,
     lambda s, d, attrs: (s[0], _floating(d[0])), _no_second_derivative, traits=("fresh",),
-    cuda=lambda k: k.nn.softmax_cross_entropy_grad,
+    reference=RG.softmax_cross_entropy_grad, cuda=lambda k: k.nn.softmax_cross_entropy_grad,
     doc="(softmax(logits) - one_hot(labels)) * g[:, None], in one kernel.")
 
 

@@ -9,6 +9,7 @@ from .. import dtypes as D
 from ..errors import ShapeError
 from ..kernels import cpu
 from ..kernels import reference as R
+from ..kernels import reference_grads as RG
 from ..shapes import axes_arg, nonempty_reduction, normalize_axes, reduced_shape
 from .elementwise import cast, div, equal, mul
 from .registry import define
@@ -153,7 +154,7 @@ def _broadcast_reduced_grad(gg, out, needs, attrs, g, like):
 broadcast_reduced = define(
     "broadcast_reduced", _broadcast_reduced_forward,
     lambda s, d, attrs: (s[1], d[0]), _broadcast_reduced_grad, shape_inputs=(1,),
-    cuda=lambda k: k.reduce.broadcast_reduced,
+    reference=RG.broadcast_reduced, cuda=lambda k: k.reduce.broadcast_reduced,
     doc="Spread a reduced gradient ``g`` back over ``like``'s shape (divided by the count if "
         "``mean``): the gradient of sum/mean/max.")
 
@@ -177,12 +178,12 @@ def _sum_to_like_forward(g, like):
 sum_to_like = define(
     "sum_to_like", _sum_to_like_forward, lambda s, d, attrs: (s[1], d[0]),
     lambda gg, out, needs, attrs, g, like: (broadcast_like(gg, g), None), shape_inputs=(1,),
-    cuda=lambda k: k.reduce.sum_to_like,
+    reference=RG.sum_to_like, cuda=lambda k: k.reduce.sum_to_like,
     doc="Sum ``g`` over the axes broadcasting added to reach ``like``'s shape: how a "
         "gradient gets back to the shape of an input that was broadcast.")
 broadcast_like = define(
     "broadcast_like", lambda x, like: np.broadcast_to(x, np.shape(like)),
     lambda s, d, attrs: (s[1], d[0]),
     lambda gg, out, needs, attrs, x, like: (sum_to_like(gg, x), None), traits=("view",),
-    shape_inputs=(1,), cuda=lambda k: k.reduce.broadcast_like,
+    shape_inputs=(1,), reference=RG.broadcast_like, cuda=lambda k: k.reduce.broadcast_like,
     doc="Broadcast x to like's shape.")

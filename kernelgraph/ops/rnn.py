@@ -28,6 +28,7 @@ from .. import dtypes as D
 from ..errors import ShapeError
 from ..graph import shape_str
 from ..kernels import lstm
+from ..kernels import reference_grads as RG
 from ..kernels import rnn as K
 from ..kernels.linalg import BLAS_DTYPES
 from .elementwise import _floating, _to, add, mul, sigmoid_grad, tanh, tanh_grad
@@ -143,7 +144,8 @@ def _cell_cuda(k):
 
 
 rnn_tanh_cell = define(
-    "rnn_tanh_cell", _cell_forward, _cell_infer, _cell_grad, cuda=_cell_cuda,
+    "rnn_tanh_cell", _cell_forward, _cell_infer, _cell_grad, reference=RG.rnn_tanh_cell,
+    cuda=_cell_cuda,
     doc="tanh(x @ w_ih.T + b_ih + h @ w_hh.T + b_hh) for x (batch, input), h (batch, "
         "hidden), w_ih (hidden, input), w_hh (hidden, hidden), b_ih and b_hh (hidden,): one "
         "step of an Elman RNN (kg.nn.RNNCell) in one op.")
@@ -249,7 +251,8 @@ def _lstm_cuda(k):
 
 
 lstm_cell = define(
-    "lstm_cell", _lstm_forward, _lstm_infer, _lstm_grad, cuda=_lstm_cuda,
+    "lstm_cell", _lstm_forward, _lstm_infer, _lstm_grad, reference=RG.lstm_cell,
+    cuda=_lstm_cuda,
     doc="One LSTM step in one op (PyTorch's formula and layout, gates i, f, g, o): "
         "[h' | c' | sigmoid(i) sigmoid(f) tanh(g) sigmoid(o)] (batch, 6*hidden) with "
         "c' = sigmoid(f)*c + sigmoid(i)*tanh(g) and h' = sigmoid(o)*tanh(c'), the gates "

@@ -16,6 +16,7 @@ from .. import shapes
 from ..errors import ShapeError
 from ..graph import shape_str
 from ..kernels import reference as R
+from ..kernels import reference_grads as RG
 from .reduce import sum_to_like
 from .registry import define
 
@@ -187,7 +188,8 @@ reshape = define("reshape", _reshape_forward, _reshape_infer,
 reshape_like = define("reshape_like", lambda x, like: np.reshape(x, np.shape(like)),
                       lambda s, d, attrs: (s[1], d[0]),
                       lambda gg, out, needs, attrs, x, like: (reshape_like(gg, x), None),
-                      traits=("view",), cuda=lambda k: k.shape.reshape_like,
+                      traits=("view",), reference=RG.reshape_like,
+                      cuda=lambda k: k.shape.reshape_like,
                       doc="Reshape x to like's shape.")
 
 
@@ -336,7 +338,8 @@ def _matrix_transpose_infer(shapes_, dtypes, attrs):
 matrix_transpose = define(
     "matrix_transpose", lambda x: np.swapaxes(x, -1, -2), _matrix_transpose_infer,
     lambda g, out, needs, attrs, x: (matrix_transpose(g),), traits=("view",),
-    cuda=lambda k: k.shape.matrix_transpose, doc="Swap the last two axes.")
+    reference=RG.matrix_transpose, cuda=lambda k: k.shape.matrix_transpose,
+    doc="Swap the last two axes.")
 
 
 def _broadcast_to_infer(shapes_, dtypes, attrs):

@@ -8,6 +8,7 @@ the graph view shows every copy between host and GPU.
 from __future__ import annotations
 
 from .. import devices
+from ..kernels import reference_grads as RG
 from .registry import define
 
 
@@ -26,6 +27,6 @@ def _grad(g, out, needs, attrs, x):
 
 # A transfer runs the same code on either end (it reads one device and writes the other).
 to_device = define("to_device", _forward, _infer, _grad, traits=("transfer",),
-                   cuda=lambda k: _forward, attr_names=("device",),
+                   reference=RG.to_device, cuda=lambda k: _forward, attr_names=("device",),
                    doc="x copied to ``device`` ('cpu', 'cuda:0'); the gradient is copied "
                        "back.")

@@ -17,6 +17,7 @@ from .. import devices, operators
 from .. import dtypes as D
 from ..errors import ShapeError, located
 from ..graph import Node, get_default_graph, user_location
+from ..kernels import reference_grads as RG
 from ..ops import registry
 from ..ops.registry import define
 
@@ -30,7 +31,9 @@ def _const_forward(value):
     return value
 
 
-const = define("const", _const_forward, _const_infer, None, doc="A value fixed in the graph.")
+const = define("const", _const_forward, _const_infer, None, reference=RG.const,
+               cuda=lambda k: lambda value: k.core.to_device(np.asarray(value)),
+               doc="A value fixed in the graph.")
 
 
 def constant_node(value, dtype=None, shape=None, name=None, graph=None, location=None,

@@ -110,11 +110,11 @@ def values(draw, kind, dtype, shape):
 
 
 def test_every_assigned_op_has_a_cuda_forward():
-    assigned = """add sub mul div pow maximum minimum neg exp log sqrt tanh sigmoid relu abs
-        sign tanh_grad sigmoid_grad relu_grad equal not_equal less less_equal greater
-        greater_equal where cast zeros_like ones_like identity sum mean max broadcast_reduced
-        sum_to_like broadcast_like reshape reshape_like transpose matrix_transpose
-        broadcast_to""".split()
+    # Every op these three families define (the module on its card) has a CUDA forward: a
+    # new op is found through its card, not through a list kept here.
+    families = {m.__name__ for m in (ops.elementwise, ops.reduce, ops.shape)}
+    assigned = [name for name, op in OPS.items() if op.module in families]
+    assert len(assigned) >= 42
     assert sorted(FORWARDS) == sorted(assigned)
     assert all(name in OPS for name in FORWARDS)
 

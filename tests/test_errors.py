@@ -543,3 +543,15 @@ def test_a_save_never_removes_a_save_in_progress_or_another_targets_files(tmp_pa
     assert _temps(tmp_path, "model.npz") == []
     assert other.read_text() == "keep me" and mine_alike.read_text() == "keep me"
     assert kg.load(path)["a"].tolist() == [1.0] * 3
+
+
+@pytest.mark.parametrize("call", [lambda x: kg.exp(x, 3), lambda x: kg.softplus(x, x),
+                                  lambda x: kg.add(x, x, 1.0), lambda x: kg.where(x > 0, x)])
+def test_a_wrong_number_of_inputs_names_the_op_in_every_mode(call):
+    graph = kg.Graph()
+    with graph.as_default():
+        node = kg.placeholder(kg.float32, [2])
+    for x in (kg.tensor([1.0, 2.0]), node, np.ones(2, np.float32)):
+        with pytest.raises(TypeError) as info:
+            call(x)
+        assert re.match(r"\w+\(\) takes \d tensor input", str(info.value)), str(info.value)

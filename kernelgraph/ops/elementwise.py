@@ -150,7 +150,7 @@ def unary(name, loops, compute, grad, doc, traits=(), reference=None):
     return define(name, _unary_forward(loops, compute), _unary_infer(compute), grad,
                   traits=("elementwise", "fresh", *traits), scalar=loops.fn, compute=compute,
                   loops=loops, reference=reference, cuda=_cuda_map(loops.fn, compute, arity=1),
-                  doc=doc)
+                  inputs=1, doc=doc)
 
 
 def binary(name, loops, compute, grad, doc, traits=(), reference=None, out=None, *,
@@ -162,7 +162,7 @@ def binary(name, loops, compute, grad, doc, traits=(), reference=None, out=None,
                   infer or _binary_infer(name, compute, out), grad,
                   traits=("elementwise", "fresh", *traits), scalar=loops.fn, compute=compute,
                   loops=loops, reference=reference,
-                  cuda=cuda or _cuda_map(loops.fn, compute, out), doc=doc)
+                  cuda=cuda or _cuda_map(loops.fn, compute, out), inputs=2, doc=doc)
 
 
 def _is_tensor(v):
@@ -442,7 +442,7 @@ def _where_grad(g, out, needs, attrs, cond, x, y):
 # Its condition is read as bools and its values in their promoted dtype: no compute rule.
 where = define("where", _where_forward, _where_infer, _where_grad,
                traits=("elementwise", "fusable", "fresh"), scalar=cpu._where,
-               reference=np.where, cuda=lambda k: k.elementwise.where,
+               reference=np.where, cuda=lambda k: k.elementwise.where, inputs=3,
                doc="Elementwise choice: x where cond is true, else y (broadcasting).")
 
 

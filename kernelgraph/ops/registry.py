@@ -45,6 +45,7 @@ _KEPT = D.KEPT  # a module global: one lookup on the hot path
 
 # type -> apply(op, args, attrs); filled in by the front-end modules when they are imported.
 FRONTENDS: dict[type, Callable] = {}
+_ANY = 1 << 30  # the arity of an op that takes any number of inputs (concat)
 DEFAULT_FRONTEND: list[Callable] = []  # for args with no tensor at all: eager
 
 #: The traits an op may have, and what each one promises (an unknown trait is refused).
@@ -84,7 +85,7 @@ class Op:
                  *, traits=(), scalar: Callable | None = None, compute: Callable | None = None,
                  loops=None, reference: Callable | None = None, cuda: Callable | None = None,
                  shape_inputs: tuple = (), view: bool = False, elementwise: bool = False,
-                 doc: str = "", attr_names: tuple = (), inputs: int = 1,
+                 doc: str = "", attr_names: tuple = (), inputs: int | None = None,
                  module: str | None = None):
         traits = frozenset(traits) | {t for t, on in (("view", view),
                                                       ("elementwise", elementwise)) if on}
@@ -109,7 +110,9 @@ class Op:
         # Attributes that may also be passed by position after the ``inputs`` tensors, as in
         # ``kg.sum(x, 1)`` or ``kg.reshape(x, (2, 3))``; ops without any take any arity.
         self.attr_names = tuple(attr_names)
-        self.arity = inputs if attr_names else 1 << 30
+        # ``inputs`` given without attributes fixes the arity too (kg.exp(x, 3) is refused
+        # by name, not deep in the kernel); ops that take any number (concat) leave it out.
+        self.arity = inputs or 1 if attr_names else inputs or _ANY
         self._cuda_kernel = None
 
     @property
@@ -145,6 +148,9 @@ class Op:
     def __call__(self, *args, **attrs):
         if len(args) > self.arity:
             args, attrs = self._bind(args, attrs)
+        elif len(args) < self.arity < _ANY:
+            raise TypeError(f"{self.name}() takes {self.arity} tensor input(s), got "
+                            f"{len(args)}")
         # A tensor or graph node anywhere decides the mode; plain arrays only when there is
         # neither (kg.mul(np_array, tensor) is eager, not an array computation).
         raw = foreign = False
@@ -213,9 +219,10 @@ class Op:
         a positional axis or shape would become a tensor input of the node."""
         extra = args[self.arity:]
         if len(extra) > len(self.attr_names):
-            raise TypeError(f"{self.name}() takes {self.arity} tensor input(s) and then at most "
-                            f"({', '.join(self.attr_names)}), got {len(args)} positional "
-                            "arguments")
+            then = (f" and then at most ({', '.join(self.attr_names)})" if self.attr_names
+                    else "")
+            raise TypeError(f"{self.name}() takes {self.arity} tensor input(s){then}, got "
+                            f"{len(args)} positional arguments")
         attrs = dict(attrs)
         for key, value in zip(self.attr_names, extra):
             if key in attrs:

@@ -89,6 +89,21 @@ from .static.variables import (
 reduce_sum, reduce_mean, reduce_max = sum, mean, max
 multiply, subtract, divide, negative = mul, sub, div, neg
 
+# -- issue 21: PyTorch's and TF1's names. Each block belongs to one engineer; add names only
+# inside your own block (a star import of your module's __all__ is the usual way).
+# [H1 in-place, autograd.Function, Tensor constructor]
+# [end H1]
+# [H2 factories and PyTorch's random numbers]
+# [end H2]
+# [H3 nn, optim, devices]
+# [end H3]
+# [H4 math and reductions]
+# [end H4]
+# [H5 methods on both kinds of tensor, shape functions, printing]
+# [end H5]
+# [H6 dtypes]
+# [end H6]
+
 from .version import __version__ as __version__  # noqa: E402 - one place for the version
 
 

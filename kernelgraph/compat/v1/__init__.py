@@ -118,6 +118,12 @@ from .spellings import bool_ as bool_
 from .spellings import bool_py as bool_py
 from .spellings import kg_device as kg_device
 
+# -- issue 21. Each block belongs to one engineer; add names only inside your own block.
+# [H6 Session, tensors, shapes, dtypes, gradients]
+# [end H6]
+# [H7 nn, layers, data, control flow]
+# [end H7]
+
 nn = types.SimpleNamespace(
     relu=ops.relu, sigmoid=ops.sigmoid, tanh=ops.tanh, softplus=ops.softplus,
     softmax=lambda logits, axis=-1, name=None: ops.softmax(logits, axis=axis, name=name),

@@ -167,6 +167,19 @@ SAMPLES: dict[str, Sample] = {
     # devices and the host
     "to_device": S(u(2, 3), device=DEVICE),
     "dim_size": S(u(2, 3), axis=1),
+    # issue 21: one block per engineer
+    # [H1 samples]
+    # [end H1 samples]
+    # [H2 samples]
+    # [end H2 samples]
+    # [H4 samples]
+    # [end H4 samples]
+    # [H5 samples]
+    # [end H5 samples]
+    # [H6 samples]
+    # [end H6 samples]
+    # [H7 samples]
+    # [end H7 samples]
 }
 
 

@@ -135,6 +135,65 @@ def _softplus(a):
     return a if a > 20 else math.log1p(math.exp(a))
 
 
+# The math of PyTorch's beginner material (issue 21). The guards give NaN or -inf outside
+# a function's domain where Python's math (the CUDA simulator's) would raise.
+def _sin(a): return math.sin(a)
+def _cos(a): return math.cos(a)
+def _tan(a): return math.tan(a)
+def _asin(a): return math.asin(a) if -1 <= a <= 1 else math.nan
+def _acos(a): return math.acos(a) if -1 <= a <= 1 else math.nan
+def _atan(a): return math.atan(a)
+def _sinh(a): return math.sinh(a)
+def _cosh(a): return math.cosh(a)
+def _erf(a): return math.erf(a)
+def _atan2(a, b): return math.atan2(a, b)
+def _reciprocal(a): return 1 / a
+def _rsqrt(a): return 1 / math.sqrt(a) if a >= 0 else math.nan
+def _log2(a): return math.log2(a) if a > 0 else (-math.inf if a == 0 else math.nan)
+def _log10(a): return math.log10(a) if a > 0 else (-math.inf if a == 0 else math.nan)
+def _log1p(a): return math.log1p(a) if a > -1 else (-math.inf if a == -1 else math.nan)
+def _expm1(a): return math.expm1(a)
+
+
+# Rounding. Not math.floor/trunc: numba types those as integers (NaN and Inf would not
+# survive). Floor division by 1 is floor in floats (and the identity on integers); Inf and
+# NaN come back as they are; the sign of a zero result follows the input, as in PyTorch.
+def _floor(a): return a if a - a != 0 else a // 1
+def _ceil(a): return a if a - a != 0 else -((-a) // 1)
+
+
+def _trunc(a):
+    if a - a != 0:
+        return a
+    return a // 1 if a >= 0 else -((-a) // 1)
+
+
+def _round(a):
+    # Half to even, as torch.round (and np.round): 0.5 -> 0, 1.5 -> 2, -0.4 -> -0.0.
+    if a - a != 0:
+        return a
+    r = a // 1
+    d = a - r
+    if d > 0.5 or (d == 0.5 and r % 2 != 0):
+        r = r + 1
+        if r == 0:
+            return a * 0  # -0.0 for a negative a
+    return r
+
+
+def _floor_divide(a, b): return a // b  # Python's (and PyTorch's) floor, for any dtype
+
+
+def _remainder(a, b):
+    # Python's %: the sign of the divisor, as torch.remainder; but a zero result takes the
+    # sign of a, as PyTorch's (C's fmod, then adjusted) does, where Python's takes b's.
+    r = a % b
+    return r if r != 0 else a * 0
+
+
+def _invert(a): return ~a  # integers only: order-reversing, no overflow (argmin)
+
+
 def _tanh_grad(y, g): return g * (1 - y * y)
 def _sigmoid_grad(y, g): return g * y * (1 - y)
 def _relu_grad(x, g): return 0 if x <= 0 else g  # PyTorch's: g at NaN
@@ -167,6 +226,28 @@ tanh = UfuncKernel("tanh", _tanh, _same(1))
 sigmoid = UfuncKernel("sigmoid", _sigmoid, _same(1))
 softplus = UfuncKernel("softplus", _softplus, _same(1))
 relu = UfuncKernel("relu", _relu, _same(1))
+sin = UfuncKernel("sin", _sin, _same(1))
+cos = UfuncKernel("cos", _cos, _same(1))
+tan = UfuncKernel("tan", _tan, _same(1))
+asin = UfuncKernel("asin", _asin, _same(1))
+acos = UfuncKernel("acos", _acos, _same(1))
+atan = UfuncKernel("atan", _atan, _same(1))
+sinh = UfuncKernel("sinh", _sinh, _same(1))
+cosh = UfuncKernel("cosh", _cosh, _same(1))
+erf = UfuncKernel("erf", _erf, _same(1))
+floor_divide = UfuncKernel("floor_divide", _floor_divide, _same(2))
+remainder = UfuncKernel("remainder", _remainder, _same(2))
+atan2 = UfuncKernel("atan2", _atan2, _same(2))
+reciprocal = UfuncKernel("reciprocal", _reciprocal, _same(1))
+rsqrt = UfuncKernel("rsqrt", _rsqrt, _same(1))
+log2 = UfuncKernel("log2", _log2, _same(1))
+log10 = UfuncKernel("log10", _log10, _same(1))
+log1p = UfuncKernel("log1p", _log1p, _same(1))
+expm1 = UfuncKernel("expm1", _expm1, _same(1))
+floor = UfuncKernel("floor", _floor, _same(1))
+ceil = UfuncKernel("ceil", _ceil, _same(1))
+trunc = UfuncKernel("trunc", _trunc, _same(1))
+round = UfuncKernel("round", _round, _same(1))  # noqa: A001 - the op's name
 abs = UfuncKernel("abs", _abs, _same(1))  # noqa: A001
 sign = UfuncKernel("sign", _sign, _same(1))
 maximum = UfuncKernel("maximum", _maximum, _same(2))

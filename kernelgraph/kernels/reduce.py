@@ -161,3 +161,205 @@ def reduce_max(x: ndarray, axis=None, keepdims=False) -> ndarray:
         _max_cols(a2, out)
     return out.reshape(out_shape)
 
+
+
+# -- issue 21: min, prod, all/any, argmin and the value at an index (torch.max(x, dim)) -----
+@njit(cache=True)
+def _min_rows(a, out):
+    for i in range(a.shape[0]):
+        m = a[i, 0]
+        for k in range(1, a.shape[1]):
+            v = a[i, k]
+            if v < m or v != v:
+                m = v
+                if m != m:
+                    break
+        out[i] = m
+
+
+@njit(cache=True)
+def _min_cols(a, out):
+    for k in range(a.shape[1]):
+        out[k] = a[0, k]
+    for i in range(1, a.shape[0]):
+        for k in range(a.shape[1]):
+            v = a[i, k]
+            if v < out[k] or v != v:
+                out[k] = v
+
+
+@njit(cache=True)
+def _prod_rows(a, acc):
+    for i in range(a.shape[0]):
+        p = acc[i]
+        for k in range(a.shape[1]):
+            p *= a[i, k]
+        acc[i] = p
+
+
+@njit(cache=True)
+def _prod_cols(a, acc):
+    for i in range(a.shape[0]):
+        for k in range(a.shape[1]):
+            acc[k] *= a[i, k]
+
+
+def reduce_min(x: ndarray, axis=None, keepdims=False) -> ndarray:
+    """Minimum over ``axis``; NaN where a NaN is reduced (the op refuses an empty axis)."""
+    axes = normalize_axes(axis, x.ndim)
+    out_shape = reduced_shape(x.shape, axes, keepdims)
+    a2, form = _as_2d(x, axes)
+    if a2.size == 0:
+        raise ValueError(f"min of an empty tensor (shape {x.shape}) over axis {axis!r} has no "
+                         "value; reduce over a non-empty dimension")
+    out = np.empty(a2.shape[0] if form == "rows" else a2.shape[1], x.dtype)
+    (_min_rows if form == "rows" else _min_cols)(a2, out)
+    return out.reshape(out_shape)
+
+
+def reduce_prod(x: ndarray, axis=None, keepdims=False) -> ndarray:
+    """Product over ``axis``, accumulated in float64 or int64 in row order (wrapping on
+    integer overflow, as PyTorch's); integers and bools give int64; 1 over an empty axis."""
+    axes = normalize_axes(axis, x.ndim)
+    out_shape = reduced_shape(x.shape, axes, keepdims)
+    a2, form = _as_2d(x, axes)
+    if a2.dtype == _BOOL:
+        a2 = a2.astype(np.int64)
+    acc = np.ones(a2.shape[0] if form == "rows" else a2.shape[1], _accumulator(x.dtype))
+    (_prod_rows if form == "rows" else _prod_cols)(a2, acc)
+    out_dt = x.dtype if x.dtype.kind == "f" else np.int64
+    return acc.astype(out_dt, copy=False).reshape(out_shape)
+
+
+def reduce_all(x: ndarray, axis=None, keepdims=False) -> ndarray:
+    """Whether every element over ``axis`` is nonzero (True over an empty axis): bool."""
+    return _logical(x, axis, keepdims, True)
+
+
+def reduce_any(x: ndarray, axis=None, keepdims=False) -> ndarray:
+    """Whether any element over ``axis`` is nonzero (False over an empty axis): bool."""
+    return _logical(x, axis, keepdims, False)
+
+
+def _logical(x, axis, keepdims, every):
+    axes = normalize_axes(axis, x.ndim)
+    out_shape = reduced_shape(x.shape, axes, keepdims)
+    b = x if x.dtype == _BOOL else x != 0  # NaN counts as true, as in PyTorch
+    a2, form = _as_2d(b, axes)
+    if a2.size == 0:
+        return np.full(out_shape, every, _BOOL)
+    out = np.empty(a2.shape[0] if form == "rows" else a2.shape[1], _BOOL)
+    if every:
+        (_min_rows if form == "rows" else _min_cols)(a2, out)
+    else:
+        (_max_rows if form == "rows" else _max_cols)(a2, out)
+    return out.reshape(out_shape)
+
+
+@njit(cache=True)
+def _argmin_rows(a, out):
+    rows, cols = a.shape
+    for r in range(rows):
+        best = 0
+        v = a[r, 0]
+        if v == v:
+            for c in range(1, cols):
+                w = a[r, c]
+                if w != w:  # the first NaN wins, as in PyTorch and NumPy
+                    best = c
+                    break
+                if w < v:
+                    v = w
+                    best = c
+        out[r] = best
+
+
+def _split3(shape, axis):
+    outer = inner = 1
+    for d in shape[:axis]:
+        outer *= d
+    for d in shape[axis + 1:]:
+        inner *= d
+    return outer, inner
+
+
+def argmin(x: ndarray, axis=None, keepdims: bool = False) -> ndarray:
+    """Index (int64) of the first minimum along ``axis`` (normalized int, or None: flat), or
+    of the first NaN."""
+    if (x.size if axis is None else x.shape[axis]) == 0:
+        raise ValueError(f"argmin: cannot take the argmin of an empty axis (shape {x.shape})")
+    if axis is None:
+        rows = np.ascontiguousarray(x).reshape(1, -1)
+        shape = (1,) * x.ndim if keepdims else ()
+    else:
+        rows = np.ascontiguousarray(np.moveaxis(x, axis, -1)).reshape(-1, x.shape[axis])
+        shape = x.shape[:axis] + ((1,) if keepdims else ()) + x.shape[axis + 1:]
+    out = np.empty(rows.shape[0], np.int64)
+    if out.size:
+        _argmin_rows(rows, out)
+    return out.reshape(shape)
+
+
+@njit(cache=True)
+def _take3(x, idx, out):
+    for o in range(x.shape[0]):
+        for k in range(x.shape[2]):
+            out[o, k] = x[o, idx[o, k], k]
+
+
+@njit(cache=True)
+def _put3(g, idx, out):
+    for o in range(g.shape[0]):
+        for k in range(g.shape[1]):
+            out[o, idx[o, k], k] = g[o, k]
+
+
+def take_along_axis(x: ndarray, indices: ndarray, axis: int, keepdims: bool) -> ndarray:
+    """``x``'s element at ``indices`` (one per position of the reduced shape, in range: an
+    argmax's) along ``axis`` (normalized): the values of ``torch.max(x, dim)``."""
+    outer, inner = _split3(x.shape, axis)
+    n = x.shape[axis]
+    out = np.empty(outer * inner, x.dtype)
+    if out.size:
+        _take3(np.ascontiguousarray(x).reshape(outer, n, inner),
+               np.ascontiguousarray(indices, np.int64).reshape(outer, inner),
+               out.reshape(outer, inner))
+    return out.reshape(reduced_shape(x.shape, (axis,), keepdims))
+
+
+def put_along_axis(g: ndarray, indices: ndarray, shape: tuple, axis: int) -> ndarray:
+    """Zeros of ``shape`` with ``g`` put at ``indices`` along ``axis``: the gradient of
+    :func:`take_along_axis`."""
+    outer, inner = _split3(shape, axis)
+    n = shape[axis]
+    out = np.zeros(shape, g.dtype)
+    if g.size:
+        _put3(np.ascontiguousarray(g).reshape(outer, inner),
+              np.ascontiguousarray(indices, np.int64).reshape(outer, inner),
+              out.reshape(outer, n, inner))
+    return out
+
+
+@njit(cache=True)
+def _cumsum3(x, acc, out):
+    # Along axis 1 of (outer, n, inner), accumulating in acc's dtype (float64 or int64).
+    for o in range(x.shape[0]):
+        for k in range(x.shape[2]):
+            s = acc[0]
+            for j in range(x.shape[1]):
+                s += x[o, j, k]
+                out[o, j, k] = s
+
+
+def cumsum(x: ndarray, axis: int) -> ndarray:
+    """Running sums along ``axis`` (normalized), accumulated in float64 (floats, returned in
+    x's dtype) or int64 (integers and bools, returned as int64, as PyTorch's)."""
+    outer, inner = _split3(x.shape, axis)
+    n = x.shape[axis] if x.ndim else 1
+    out_dt = x.dtype if x.dtype.kind == "f" else np.dtype(np.int64)
+    src = x.astype(np.int64) if x.dtype == _BOOL else x
+    out = np.empty((outer, n, inner), np.float64 if x.dtype.kind == "f" else np.int64)
+    if out.size:
+        _cumsum3(np.ascontiguousarray(src).reshape(outer, n, inner),
+                 np.zeros(1, out.dtype), out)
+    return out.astype(out_dt, copy=False).reshape(x.shape)

@@ -8,6 +8,8 @@ them), where NumPy has no function of the op's own.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 
@@ -175,3 +177,53 @@ def argmax(x, axis=None, keepdims=False):
 
 def getitem(x, index):
     return x[index]
+
+
+def rsqrt(x):
+    return np.reciprocal(np.sqrt(x))
+
+
+def erf(x):
+    x = np.asarray(x)
+    return np.vectorize(math.erf, otypes=[np.float64])(x).astype(x.dtype)
+
+
+def max_dim(x, dim, keepdim=False):
+    """torch.max(x, dim).values: the value at the first maximum (or first NaN)."""
+    idx = np.expand_dims(np.argmax(x, axis=dim), dim)
+    out = np.take_along_axis(x, idx, axis=dim)
+    return out if keepdim else np.squeeze(out, dim)
+
+
+def reduce_min(x, axis=None, keepdims=False):
+    return np.min(x, axis=axis, keepdims=keepdims)
+
+
+def reduce_prod(x, axis=None, keepdims=False):
+    out = np.prod(x, axis=axis, keepdims=keepdims)
+    return np.asarray(out, x.dtype if x.dtype.kind == "f" else np.int64)
+
+
+def reduce_all(x, axis=None, keepdims=False):
+    return np.asarray(np.all(x, axis=axis, keepdims=keepdims))
+
+
+def reduce_any(x, axis=None, keepdims=False):
+    return np.asarray(np.any(x, axis=axis, keepdims=keepdims))
+
+
+def argmin(x, axis=None, keepdims=False):
+    # NumPy's argmin stops at the first NaN too, as torch.argmin does.
+    return np.argmin(x, axis=axis, keepdims=keepdims)
+
+
+def take_along_axis(x, indices, axis, keepdims=False):
+    idx = indices if keepdims else np.expand_dims(indices, axis)
+    out = np.take_along_axis(x, idx, axis=axis)
+    return out if keepdims else np.squeeze(out, axis)
+
+
+def cumsum(x, axis):
+    x = np.asarray(x)
+    return np.cumsum(x, axis=axis if x.ndim else None,
+                     dtype=x.dtype if x.dtype.kind == "f" else np.int64).reshape(x.shape)

@@ -264,3 +264,11 @@ def lstm_cell(x, h, c, w_ih, w_hh, b_ih, b_hh):
     i, f, g, o = _sigmoid(i), _sigmoid(f), np.tanh(g), _sigmoid(o)
     c_new = f * c + i * g
     return np.concatenate([o * np.tanh(c_new), c_new, i, f, g, o], axis=1)
+
+
+def put_along_axis(g, indices, like, axis, keepdims=False):
+    out = np.zeros(np.shape(like), np.asarray(g).dtype)
+    idx = indices if indices.ndim == out.ndim else np.expand_dims(indices, axis)
+    gg = np.asarray(g) if np.ndim(g) == out.ndim else np.expand_dims(g, axis)
+    np.put_along_axis(out, idx, gg, axis=axis)
+    return out

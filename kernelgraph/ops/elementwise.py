@@ -144,17 +144,17 @@ def _cuda_map(body, compute, out=None, arity=2):
     return lambda k: k.elementwise.binary(body, compute, out)
 
 
-def unary(name, loops, compute, grad, doc, traits=(), reference=None):
+def unary(name, loops, compute, grad, doc, traits=(), reference=None, **card):
     """The card of an elementwise op of one input: the scalar body ``loops.fn`` on every
     device (its CPU ufuncs ``loops``), dtype rule ``compute``; its result is a new array."""
     return define(name, _unary_forward(loops, compute), _unary_infer(compute), grad,
                   traits=("elementwise", "fresh", *traits), scalar=loops.fn, compute=compute,
                   loops=loops, reference=reference, cuda=_cuda_map(loops.fn, compute, arity=1),
-                  inputs=1, doc=doc)
+                  inputs=1, doc=doc, **card)
 
 
 def binary(name, loops, compute, grad, doc, traits=(), reference=None, out=None, *,
-           forward=None, infer=None, cuda=None):
+           forward=None, infer=None, cuda=None, **card):
     """The card of a broadcasting elementwise op of two inputs (``out``: bool for the
     comparisons, else the compute dtype); ``forward``/``infer``/``cuda`` replace the plain
     promote-and-map ones where the op checks more (sub, pow)."""
@@ -162,7 +162,7 @@ def binary(name, loops, compute, grad, doc, traits=(), reference=None, out=None,
                   infer or _binary_infer(name, compute, out), grad,
                   traits=("elementwise", "fresh", *traits), scalar=loops.fn, compute=compute,
                   loops=loops, reference=reference,
-                  cuda=cuda or _cuda_map(loops.fn, compute, out), inputs=2, doc=doc)
+                  cuda=cuda or _cuda_map(loops.fn, compute, out), inputs=2, doc=doc, **card)
 
 
 def _is_tensor(v):
@@ -313,16 +313,17 @@ def _pow_cuda(k):
 # -- the cards -------------------------------------------------------------------------------
 add = binary("add", cpu.add, _logical, _add_grad,
              "x + y, broadcasting; for two bools a logical or, as in PyTorch.",
-             ("fusable", "logical", "method"), np.add)
+             ("fusable", "logical", "method"), np.add, saves=())
 sub = binary("sub", cpu.sub, _arith, _sub_grad,
              "x - y, broadcasting; a bool operand is refused, as in PyTorch.",
              ("fusable", "method"), np.subtract,
-             forward=_sub_forward, infer=_sub_infer, cuda=_sub_cuda)
+             forward=_sub_forward, infer=_sub_infer, cuda=_sub_cuda, saves=())
 mul = binary("mul", cpu.mul, _logical, _mul_grad,
              "x * y, broadcasting; for two bools a logical and, as in PyTorch.",
-             ("fusable", "logical", "method"), np.multiply)
+             ("fusable", "logical", "method"), np.multiply, saves=((1, 0), (0, 1)))
 div = binary("div", cpu.div, _floating, _div_grad, "x / y (true division), broadcasting.",
-             ("fusable", "method"), np.true_divide)
+             ("fusable", "method"), np.true_divide,
+             saves=((0, 1), (1, 0), (1, 1), ("out", 1)))
 pow = binary("pow", cpu.pow, _POW_RULE, _pow_grad,  # noqa: A001
              "x ** y, broadcasting; a bool to a bool tensor's power is refused, as in "
              "PyTorch (a bool tensor to a Python bool power is computed, as PyTorch does, in "
@@ -340,21 +341,22 @@ minimum = binary("minimum", cpu.minimum, _logical, _minimum_grad,
                  ("fusable", "logical", "method"), np.minimum)
 
 neg = unary("neg", cpu.neg, _NEG_RULE, lambda g, out, needs, attrs, x: (neg(g),),
-            "-x (a bool is refused, as in PyTorch).", ("fusable", "method"), np.negative)
+            "-x (a bool is refused, as in PyTorch).", ("fusable", "method"), np.negative,
+            saves=())
 exp = unary("exp", cpu.exp, _floating, lambda g, out, needs, attrs, x: (mul(g, out),), "e**x.",
-            ("fusable", "transcendental", "method"), np.exp)
+            ("fusable", "transcendental", "method"), np.exp, saves=("out",))
 log = unary("log", cpu.log, _floating, lambda g, out, needs, attrs, x: (div(g, x),),
             "Natural logarithm (-inf at 0, nan below).",
-            ("fusable", "transcendental", "method"), np.log)
+            ("fusable", "transcendental", "method"), np.log, saves=(0,))
 sqrt = unary("sqrt", cpu.sqrt, _floating,
              lambda g, out, needs, attrs, x: (div(g, mul(out, 2.0)),), "Square root.",
-             ("fusable", "transcendental", "method"), np.sqrt)
+             ("fusable", "transcendental", "method"), np.sqrt, saves=("out",))
 tanh = unary("tanh", cpu.tanh, _floating,
              lambda g, out, needs, attrs, x: (tanh_grad(out, g),), "Hyperbolic tangent.",
-             ("fusable", "transcendental", "method"), np.tanh)
+             ("fusable", "transcendental", "method"), np.tanh, saves=("out",))
 sigmoid = unary("sigmoid", cpu.sigmoid, _floating,
                 lambda g, out, needs, attrs, x: (sigmoid_grad(out, g),), "1 / (1 + e**-x).",
-                ("fusable", "transcendental", "method"), R.sigmoid)
+                ("fusable", "transcendental", "method"), R.sigmoid, saves=("out",))
 softplus = unary(
     "softplus", cpu.softplus, _floats_only("softplus"),
     lambda g, out, needs, attrs, x: (where(greater(x, 20.0), g, mul(g, sigmoid(x))),),
@@ -365,13 +367,15 @@ softplus = unary(
 relu = unary("relu", cpu.relu, _RELU_RULE,
              lambda g, out, needs, attrs, x: (relu_grad(x, g),),
              "max(x, 0); NaN stays NaN and -0.0 stays -0.0, as in PyTorch.",
-             ("fusable", "method"), R.relu)
+             ("fusable", "method"), R.relu, saves=(0, "out"))
 abs = unary("abs", cpu.abs, _ABS_RULE,  # noqa: A001
             lambda g, out, needs, attrs, x: (mul(g, sign(x)),), "|x|.",
             ("fusable", "method"), np.abs)
 # Not fusable: its body subtracts two bools, which a fused body would not store as a bool.
-sign = unary("sign", cpu.sign, _logical, None,
-             "-1, 0 or 1 by the sign of x (no gradient); a bool stays bool.",
+sign = unary("sign", cpu.sign, _logical,
+             lambda g, out, needs, attrs, x: (zeros_like(g),),
+             "-1, 0 or 1 by the sign of x (a zero gradient, as PyTorch's); a bool stays "
+             "bool.",
              ("logical", "method"), np.sign)
 
 # Fused gradient ops (TensorFlow has the same: TanhGrad, SigmoidGrad, ReluGrad): one kernel
@@ -442,7 +446,7 @@ def _where_grad(g, out, needs, attrs, cond, x, y):
 # Its condition is read as bools and its values in their promoted dtype: no compute rule.
 where = define("where", _where_forward, _where_infer, _where_grad,
                traits=("elementwise", "fusable", "fresh"), scalar=cpu._where,
-               reference=np.where, cuda=lambda k: k.elementwise.where, inputs=3,
+               reference=np.where, cuda=lambda k: k.elementwise.where, inputs=3, saves=(0,),
                doc="Elementwise choice: x where cond is true, else y (broadcasting).")
 
 
@@ -457,7 +461,7 @@ def _cast_grad(g, out, needs, attrs, x):
 
 cast = define("cast", _cast_forward, lambda s, d, attrs: (s[0], D.as_dtype(attrs["dtype"])),
               _cast_grad, traits=("elementwise",), reference=R.cast,
-              cuda=lambda k: k.elementwise.cast, attr_names=("dtype",),
+              cuda=lambda k: k.elementwise.cast, attr_names=("dtype",), saves=(),
               doc="Convert to ``dtype`` (a copy).")
 
 
@@ -475,7 +479,8 @@ ones_like = define("ones_like", _like_forward(1), lambda s, d, attrs: (s[0], d[0
                    doc="Ones of x's shape and dtype.")
 identity = define("identity", lambda x: x, lambda s, d, attrs: (s[0], d[0]),
                   lambda g, out, needs, attrs, x: (g,), traits=("view",),
-                  reference=RG.identity, cuda=lambda k: k.elementwise.identity, doc="x itself.")
+                  reference=RG.identity, cuda=lambda k: k.elementwise.identity, saves=(),
+                  doc="x itself.")
 
 
 def square(x):
@@ -492,3 +497,10 @@ __all__ = [
     "pow", "relu", "sigmoid", "sign", "softplus", "sqrt", "square", "sub", "tanh", "where",
     "zeros_like",
 ]
+
+# The unary math of issue 21 (sin, floor, rsqrt ...) lives in its own module, which builds
+# its cards with unary() above: imported last, so that everything it imports exists.
+from .elementwise_math import *  # noqa: E402, F403 - its cards, exported with ours
+from .elementwise_math import __all__ as _math_names  # noqa: E402
+
+__all__ += _math_names

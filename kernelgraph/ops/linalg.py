@@ -14,8 +14,9 @@ from .. import shapes
 from ..errors import ShapeError
 from ..graph import shape_str
 from ..kernels import cpu
+from .elementwise import add, mul
 from .registry import define
-from .shape import matrix_transpose
+from .shape import matrix_transpose, reshape
 
 # PyTorch's names for dtypes in its messages: (C type, scalar type).
 TORCH_NAMES = {"bool": ("bool", "Bool"), "int32": ("int", "Int"), "int64": ("long int", "Long"),
@@ -93,5 +94,160 @@ def _matmul_grad(g, out, needs, attrs, a, b):
 
 matmul = define("matmul", _matmul_forward, _matmul_infer, _matmul_grad,
                 traits=("fresh", "method"), reference=np.matmul, cuda=_matmul_cuda,
+                saves=((1, 0), (0, 1)),
                 doc="a @ b for rank >= 2; leading (batch) dims broadcast; both of one dtype "
                     "(not bool), as in PyTorch and TF1.")
+
+
+# -- PyTorch's products (issue 21): mm, bmm, dot, outer, addmm, and matmul with vectors ------
+class ProductShapeError(ShapeError, RuntimeError):
+    """Operands of the wrong rank or size for a product: a ShapeError, and the RuntimeError
+    PyTorch raises."""
+
+
+def _named(name) -> dict:
+    """The ``name=`` of a graph node, passed on only when given."""
+    return {} if name is None else {"name": name}
+
+
+def _rank(x, what: str, arg: str) -> int | None:
+    """The rank of tensor or graph node ``x`` (None: unknown in a graph)."""
+    if not hasattr(x, "ndim") or not hasattr(x, "dtype"):
+        raise TypeError(f"{what}(): argument '{arg}' must be Tensor, not {type(x).__name__}")
+    return x.ndim  # not len(x.shape): a traced function (kg.function) would count a read
+
+
+def _need_rank(x, rank: int, what: str, arg: str, message: str):
+    r = _rank(x, what, arg)
+    if r is not None and r != rank:
+        raise ProductShapeError(f"{what}: {message} (got a tensor of rank {r}, shape "
+                                f"{shape_str(tuple(x.shape))})")
+
+
+def mm(input, mat2, *, name=None):  # noqa: A002 - PyTorch's names
+    """``torch.mm``: the product of two matrices (2-D, one dtype).
+
+    >>> import kernelgraph as kg
+    >>> kg.mm(kg.ones((2, 3)), kg.ones((3, 4))).shape
+    (2, 4)
+    """
+    _need_rank(input, 2, "mm", "input", "self must be a matrix")
+    _need_rank(mat2, 2, "mm", "mat2", "mat2 must be a matrix")
+    return matmul(input, mat2, **_named(name))
+
+
+def bmm(input, mat2, *, name=None):  # noqa: A002
+    """``torch.bmm``: batched products of two 3-D tensors ``(b, n, m) @ (b, m, p)``.
+
+    >>> import kernelgraph as kg
+    >>> kg.bmm(kg.ones((5, 2, 3)), kg.ones((5, 3, 4))).shape
+    (5, 2, 4)
+    """
+    _need_rank(input, 3, "bmm", "input", "batch1 must be a 3D tensor")
+    _need_rank(mat2, 3, "bmm", "mat2", "batch2 must be a 3D tensor")
+    a, b = tuple(input.shape), tuple(mat2.shape)
+    if None not in (a[0], b[0]) and a[0] != b[0]:
+        raise ProductShapeError(f"bmm: batch1 and batch2 must have same number of batches, "
+                                f"got {a[0]} and {b[0]}")
+    return matmul(input, mat2, **_named(name))
+
+
+def dot(input, tensor, *, name=None):  # noqa: A002
+    """``torch.dot``: the inner product of two 1-D tensors of one dtype (a 0-d tensor).
+
+    >>> import kernelgraph as kg
+    >>> kg.dot(kg.tensor([1.0, 2.0]), kg.tensor([3.0, 4.0])).item()
+    11.0
+    """
+    _need_rank(input, 1, "dot", "input", "1D tensors expected, but got a different rank")
+    _need_rank(tensor, 1, "dot", "tensor", "1D tensors expected, but got a different rank")
+    da, db = np.dtype(input.dtype), np.dtype(tensor.dtype)
+    if da != db:
+        raise refused(f"dot : expected both vectors to have same dtype, but found "
+                      f"{TORCH_NAMES.get(da.name, (da.name,) * 2)[1]} and "
+                      f"{TORCH_NAMES.get(db.name, (db.name,) * 2)[1]}")
+    return reshape(matmul(reshape(input, (1, -1)), reshape(tensor, (-1, 1))), (), **_named(name))
+
+
+def outer(input, vec2, *, name=None):  # noqa: A002
+    """``torch.outer`` (``torch.ger``): ``input[i] * vec2[j]`` for two 1-D tensors (dtypes
+    promote, as in PyTorch).
+
+    >>> import kernelgraph as kg
+    >>> kg.outer(kg.tensor([1.0, 2.0]), kg.tensor([1.0, 10.0, 100.0])).tolist()
+    [[1.0, 10.0, 100.0], [2.0, 20.0, 200.0]]
+    """
+    _need_rank(input, 1, "outer", "input", "expected a 1-D tensor")
+    _need_rank(vec2, 1, "outer", "vec2", "expected a 1-D tensor")
+    return mul(reshape(input, (-1, 1)), vec2, **_named(name))
+
+
+ger = outer
+
+
+def addmm(input, mat1, mat2, *, beta=1, alpha=1, name=None):  # noqa: A002
+    """``torch.addmm``: ``beta * input + alpha * (mat1 @ mat2)``, ``input`` broadcast to the
+    product's shape (``beta=0`` ignores it, NaN included, as PyTorch does).
+
+    >>> import kernelgraph as kg
+    >>> kg.addmm(kg.ones(2), kg.ones((2, 3)), kg.ones((3, 2)), beta=0.5, alpha=2).tolist()
+    [[6.5, 6.5], [6.5, 6.5]]
+    """
+    product = mm(mat1, mat2)
+    if alpha != 1:
+        product = mul(product, alpha)
+    if beta == 0:
+        return product
+    return add(product, input if beta == 1 else mul(input, beta), **_named(name))
+
+
+def matmul_torch(input, other, *, name=None):  # noqa: A002
+    """``torch.matmul``: as ``matmul`` for ranks >= 2, and PyTorch's rules for vectors: a
+    1-D first operand is a row (its dim then dropped), a 1-D second operand a column (its
+    dim dropped); two vectors give their dot product.
+
+    >>> import kernelgraph as kg
+    >>> kg.matmul(kg.ones(3), kg.ones((3, 2))).shape
+    (2,)
+    >>> kg.matmul(kg.ones((4, 2, 3)), kg.ones(3)).shape
+    (4, 2)
+    """
+    ra, rb = _rank(input, "matmul", "input"), _rank(other, "matmul", "other")
+    if ra == 0 or rb == 0:
+        raise ProductShapeError("matmul: both arguments to matmul need to be at least 1D, "
+                                f"but they are {ra}D and {rb}D")
+    if ra == 1 and rb == 1:
+        return dot(input, other, name=name)
+    if ra == 1:
+        out = matmul(reshape(input, (1, -1)), other)
+        return _drop_axis(out, -2, "matmul", name)
+    if rb == 1:
+        out = matmul(input, reshape(other, (-1, 1)))
+        return _drop_axis(out, -1, "matmul", name)
+    return matmul(input, other, **_named(name))
+
+
+def mv(input, vec, *, name=None):  # noqa: A002
+    """``torch.mv``: a matrix (2-D) times a vector (1-D).
+
+    >>> import kernelgraph as kg
+    >>> kg.mv(kg.tensor([[1.0, 2.0], [3.0, 4.0]]), kg.tensor([1.0, -1.0])).tolist()
+    [-1.0, -1.0]
+    """
+    ra, rb = _rank(input, "mv", "input"), _rank(vec, "mv", "vec")
+    if (ra is not None and ra != 2) or (rb is not None and rb != 1):
+        raise ProductShapeError(f"mv: vector + matrix @ vector expected, got 1, {ra}, {rb}")
+    return matmul_torch(input, vec, name=name)
+
+
+def _drop_axis(x, axis: int, what: str, name=None):
+    shape = tuple(x.shape)
+    keep = list(shape)
+    del keep[axis]
+    if keep.count(None) > 1:
+        raise ProductShapeError(f"{what}: with a vector operand, a graph needs all but one dim "
+                                f"of the other known, got {shape_str(shape)}")
+    return reshape(x, tuple(-1 if d is None else d for d in keep), **_named(name))
+
+
+__all__ = ["addmm", "bmm", "dot", "ger", "mm", "mv", "outer"]  # and matmul_torch, as kg.matmul

@@ -1,5 +1,7 @@
-"""Reductions (``sum mean max`` with ``axis`` and ``keepdims``) and the broadcasts that are
-their gradients."""
+"""Reductions (``sum mean max min prod all any argmin`` with ``axis`` and ``keepdims``), the
+value at an index along an axis (``max_dim``, ``min_dim``: ``torch.max(x, dim)``'s values),
+and the broadcasts that are their gradients. PyTorch's signatures over these cards
+(``torch.max(x, 1)`` and the rest) are in :mod:`.torch_reduce`."""
 
 from __future__ import annotations
 
@@ -8,10 +10,18 @@ import numpy as np
 from .. import dtypes as D
 from ..errors import ShapeError
 from ..kernels import cpu
+from ..kernels import reduce as KR
 from ..kernels import reference as R
 from ..kernels import reference_grads as RG
-from ..shapes import axes_arg, nonempty_reduction, normalize_axes, reduced_shape
-from .elementwise import cast, div, equal, mul
+from ..shapes import (
+    axes_arg,
+    axis_arg,
+    checked_axis,
+    nonempty_reduction,
+    normalize_axes,
+    reduced_shape,
+)
+from .elementwise import add, cast, div, equal, mul, sub, where
 from .registry import define
 
 sum_dtype = D.sum_dtype  # the dtype rule of sum (PyTorch's), shared with the CUDA kernel
@@ -115,11 +125,11 @@ def _max_grad(g, out, needs, attrs, x):
 
 sum = define("sum", _sum_forward, _sum_infer, _sum_grad,  # noqa: A001
              traits=("fresh",), reference=R.reduce_sum, cuda=lambda k: k.reduce.reduce_sum,
-             attr_names=("axis", "keepdims"),
+             attr_names=("axis", "keepdims"), saves=(),
              doc="Sum over ``axis`` (int, tuple or None for all), keeping dims if ``keepdims``; "
                  "bools and integers sum to int64, as in PyTorch.")
 mean = define("mean", _mean_forward, _mean_infer, _mean_grad, traits=("fresh",),
-              reference=R.reduce_mean, cuda=_mean_cuda,
+              reference=R.reduce_mean, cuda=_mean_cuda, saves=(),
               doc="Mean over ``axis``; NaN over an empty dimension (PyTorch's).",
               attr_names=("axis", "keepdims"))
 max = define("max", _max_forward, _max_infer, _max_grad,  # noqa: A001
@@ -187,3 +197,234 @@ broadcast_like = define(
     lambda gg, out, needs, attrs, x, like: (sum_to_like(gg, x), None), traits=("view",),
     shape_inputs=(1,), reference=RG.broadcast_like, cuda=lambda k: k.reduce.broadcast_like,
     doc="Broadcast x to like's shape.")
+
+
+# -- issue 21: min, prod, all, any, argmin, and the value at an index ------------------------
+def _min_infer(shapes_, dtypes, attrs):
+    out = _reduce_infer(shapes_, dtypes, attrs, what="min")
+    nonempty_reduction(shapes_[0], attrs.get("axis"), "min")
+    return out
+
+
+def _min_forward(x, axis=None, keepdims=False):
+    if x.size == 0:  # an empty result, or refused, as max
+        return np.empty(_min_infer([x.shape], [x.dtype], {"axis": axis,
+                                                          "keepdims": keepdims})[0], x.dtype)
+    return KR.reduce_min(x, axis, keepdims)
+
+
+def _min_cuda(k):
+    reduce_min = k.reduce.reduce_min
+
+    def forward(x, axis=None, keepdims=False):
+        if x.size == 0:
+            _min_infer([tuple(x.shape)], [x.dtype], {"axis": axis, "keepdims": keepdims})
+        return reduce_min(x, axis, keepdims)
+    return forward
+
+
+min = define("min", _min_forward, _min_infer, _max_grad,  # noqa: A001
+             traits=("fresh",), reference=R.reduce_min, cuda=_min_cuda,
+             attr_names=("axis", "keepdims"),
+             doc="Minimum over ``axis`` (``torch.amin``): NaN where a NaN is reduced; the "
+                 "gradient is split evenly between ties, as ``max``'s.")
+
+
+def _prod_infer(shapes_, dtypes, attrs):
+    return _reduce_infer(shapes_, dtypes, attrs, sum_dtype(dtypes[0]), "prod")
+
+
+def _prod_grad(g, out, needs, attrs, x):
+    # d prod / d x_i is the product of the others: out / x_i where x_i != 0. Where x_i is
+    # the only zero it is the product of the nonzero elements, and 0 where there are more
+    # zeros (PyTorch's rule; no division by zero reaches the result).
+    zero = equal(x, 0.0)
+    nonzero_prod = prod(where(zero, 1.0, x), **attrs)
+    zeros = sum(cast(zero, dtype=x.dtype), **attrs)
+    others_if_zero = where(equal(zeros, 1.0), nonzero_prod, 0.0)
+    spread = broadcast_reduced(others_if_zero, x, **attrs)
+    full = broadcast_reduced(out, x, **attrs)
+    each = where(zero, spread, div(full, where(zero, 1.0, x)))
+    return (mul(each, broadcast_reduced(g, x, **attrs)),)
+
+
+prod = define("prod", lambda x, axis=None, keepdims=False: KR.reduce_prod(x, axis, keepdims),
+              _prod_infer, _prod_grad, traits=("fresh",), reference=R.reduce_prod,
+              cuda=lambda k: k.reduce.reduce_prod, attr_names=("axis", "keepdims"),
+              doc="Product over ``axis``; bools and integers give int64 (wrapping), as in "
+                  "PyTorch; 1 over an empty axis. The gradient is the product of the other "
+                  "elements, zeros included, as PyTorch's.")
+
+
+def _logical_infer(what):
+    def infer(shapes_, dtypes, attrs):
+        return _reduce_infer(shapes_, dtypes, attrs, D.bool_, what)
+    return infer
+
+
+all = define("all", lambda x, axis=None, keepdims=False: KR.reduce_all(x, axis, keepdims),  # noqa: A001
+             _logical_infer("all"), None, traits=("fresh",), reference=R.reduce_all,
+             cuda=lambda k: k.reduce.reduce_all, attr_names=("axis", "keepdims"),
+             doc="Whether every element over ``axis`` is nonzero (bool; True over nothing).")
+any = define("any", lambda x, axis=None, keepdims=False: KR.reduce_any(x, axis, keepdims),  # noqa: A001
+             _logical_infer("any"), None, traits=("fresh",), reference=R.reduce_any,
+             cuda=lambda k: k.reduce.reduce_any, attr_names=("axis", "keepdims"),
+             doc="Whether any element over ``axis`` is nonzero (bool; False over nothing).")
+
+
+def _argmin_infer(shapes_, dtypes, attrs):
+    s, axis, keepdims = shapes_[0], attrs.get("axis"), attrs.get("keepdims", False)
+    if dtypes[0] == D.bool_:
+        raise D.DtypeError('"argmin_cpu" not implemented for \'Bool\' (as in PyTorch); cast '
+                           "it first, e.g. kg.cast(x, kg.int32)")
+    if axis is None:
+        nonempty_reduction(s, None, "argmin")
+        return (() if not keepdims else None if s is None else (1,) * len(s)), D.int64
+    axis_arg(axis, "argmin")
+    if s is None:
+        return None, D.int64
+    if len(s) == 0:
+        raise ShapeError("argmin: a 0-d tensor has no axis; use axis=None")
+    ax = checked_axis(axis, len(s), "argmin")
+    nonempty_reduction(s, ax, "argmin", normalize=True)
+    return s[:ax] + ((1,) if keepdims else ()) + s[ax + 1:], D.int64
+
+
+def _argmin(kernel):
+    def forward(x, axis=None, keepdims=False):
+        _argmin_infer([tuple(x.shape)], [x.dtype], {"axis": axis, "keepdims": keepdims})
+        return kernel(x, None if axis is None else axis % x.ndim, keepdims)
+    return forward
+
+
+argmin = define("argmin", _argmin(KR.argmin), _argmin_infer, None, reference=R.argmin,
+                cuda=lambda k: _argmin(k.reduce.argmin), attr_names=("axis", "keepdims"),
+                doc="int64 index of the first minimum along ``axis`` (None: of the flattened "
+                    "tensor), or of the first NaN, as in PyTorch; bools refused; no gradient.")
+
+
+# The values of torch.max(x, dim) and torch.min(x, dim): x at the index its argmax (argmin)
+# chose, so that the gradient goes to that one element, as PyTorch's does (max over an axis
+# without indices, the ``max`` card, splits it between ties, as torch.amax).
+def _take_infer(what):
+    def infer(shapes_, dtypes, attrs):
+        s, si = shapes_
+        if dtypes[1] != D.int64:
+            raise D.DtypeError(f"{what}: indices must be int64, got {dtypes[1].name}")
+        if s is None:
+            return None, dtypes[0]
+        ax = checked_axis(attrs["axis"], len(s), what)
+        want = reduced_shape(s, (ax,), attrs.get("keepdims", False))
+        if si is not None and (len(si) != len(want) or builtins_any(
+                a is not None and b is not None and a != b for a, b in zip(si, want))):
+            raise ShapeError(f"{what}: indices of shape {tuple(si)} do not fit x of shape "
+                             f"{tuple(s)} reduced over axis {ax}")
+        return want, dtypes[0]
+    return infer
+
+
+def builtins_any(items) -> bool:
+    """Python's ``any`` (this module's ``any`` is the op)."""
+    for item in items:
+        if item:
+            return True
+    return False
+
+
+def _check_indices(x, indices, axis, what):
+    _take_infer(what)([tuple(x.shape), tuple(indices.shape)], [x.dtype, indices.dtype],
+                      {"axis": axis, "keepdims": indices.ndim == x.ndim})
+
+
+def _take_forward(what):
+    def forward(x, indices, axis, keepdims=False):
+        _check_indices(x, indices, axis, what)
+        n = x.shape[axis]
+        if indices.size and (indices.min() < 0 or indices.max() >= n):
+            raise IndexError(f"{what}: an index is out of range for axis {axis} of size {n}")
+        return KR.take_along_axis(x, indices, axis % x.ndim, keepdims)
+    return forward
+
+
+def _take_cuda(what):
+    def build(k):
+        take = k.reduce.take_along_axis
+
+        def forward(x, indices, axis, keepdims=False):
+            _check_indices(x, indices, axis, what)  # the kernel skips an index out of range
+            return take(x, indices, axis % x.ndim, keepdims)
+        return forward
+    return build
+
+
+def _take_grad(g, out, needs, attrs, x, indices):
+    return put_along_axis(g, indices, x, axis=attrs["axis"],
+                          keepdims=attrs.get("keepdims", False)), None
+
+
+_TAKE_DOC = ("The values of torch.{0}(x, dim): x at ``indices`` (its arg{0} along ``axis``, "
+             "int64, kept as a size-1 axis if ``keepdims``); the gradient goes to that "
+             "element alone, as PyTorch's.")
+max_dim = define("max_dim", _take_forward("max_dim"), _take_infer("max_dim"), _take_grad,
+                 traits=("fresh",), reference=R.take_along_axis, cuda=_take_cuda("max_dim"),
+                 attr_names=("axis", "keepdims"), inputs=2, doc=_TAKE_DOC.format("max"))
+min_dim = define("min_dim", _take_forward("min_dim"), _take_infer("min_dim"), _take_grad,
+                 traits=("fresh",), reference=R.take_along_axis, cuda=_take_cuda("min_dim"),
+                 attr_names=("axis", "keepdims"), inputs=2, doc=_TAKE_DOC.format("min"))
+
+
+def _put_forward(g, indices, like, axis, keepdims=False):
+    ax = axis % like.ndim
+    return KR.put_along_axis(np.asarray(g), indices, like.shape, ax)
+
+
+def _put_cuda(k):
+    put = k.reduce.put_along_axis
+    return lambda g, indices, like, axis, keepdims=False: put(g, indices, tuple(like.shape),
+                                                              axis % like.ndim)
+
+
+put_along_axis = define(
+    "put_along_axis", _put_forward, lambda s, d, attrs: (s[2], d[0]),
+    lambda gg, out, needs, attrs, g, indices, like: (
+        max_dim(gg, indices, axis=attrs["axis"], keepdims=attrs.get("keepdims", False)),
+        None, None),
+    traits=("fresh",), shape_inputs=(2,), reference=RG.put_along_axis, cuda=_put_cuda,
+    attr_names=("axis", "keepdims"), inputs=3,
+    doc="Zeros of ``like``'s shape with ``g`` at ``indices`` along ``axis``: the gradient of "
+        "max_dim and min_dim.")
+
+
+# -- cumsum ----------------------------------------------------------------------------------
+def _cumsum_infer(shapes_, dtypes, attrs):
+    s = shapes_[0]
+    axis_arg(attrs.get("axis"), "cumsum")
+    if s is not None:
+        checked_axis(attrs["axis"], builtins_max(len(s), 1), "cumsum")
+    return s, sum_dtype(dtypes[0])
+
+
+def builtins_max(a: int, b: int) -> int:
+    """Python's ``max`` of two ints (this module's ``max`` is the op)."""
+    return a if a >= b else b
+
+
+def _cumsum(kernel):
+    def forward(x, axis):
+        _cumsum_infer([tuple(x.shape)], [x.dtype], {"axis": axis})
+        return kernel(x, axis % x.ndim if x.ndim else 0)
+    return forward
+
+
+def _cumsum_grad(g, out, needs, attrs, x):
+    # Each x_i adds to every running sum from i on: the sums of g from i to the end, that is
+    # the total minus the running sum before i.
+    axis = attrs["axis"]
+    return (add(sub(sum(g, axis=axis, keepdims=True), cumsum(g, axis=axis)), g),)
+
+
+cumsum = define("cumsum", _cumsum(KR.cumsum), _cumsum_infer, _cumsum_grad,
+                traits=("fresh",), reference=R.cumsum, cuda=lambda k: _cumsum(k.reduce.cumsum),
+                attr_names=("axis",),
+                doc="Running sums along ``axis``; bools and integers give int64, as in "
+                    "PyTorch.")

@@ -320,6 +320,27 @@ def has_negative(y) -> bool:
     return bool(flag.copy_to_host()[0])
 
 
+@cuda.jit
+def _any_zero(y, flag):
+    start, step = cuda.grid(1), cuda.gridsize(1)
+    for i in range(start, y.size, step):
+        if y[i] == 0:
+            flag[0] = 1
+
+
+def has_zero(y) -> bool:
+    """Whether ``y`` (a device array or a number) holds a zero (an integer divisor): a flag
+    set on the device, read back after a sync."""
+    if isinstance(y, _NUMBERS):
+        return y == 0
+    if y.size == 0:
+        return False
+    flag = core.full((1,), 0, np.int32)
+    blocks, threads = core.launch(y.size)
+    _any_zero[blocks, threads](core.flat(y), flag)
+    return bool(flag.copy_to_host()[0])
+
+
 # -- where, cast, fills ----------------------------------------------------------------------
 _where_kernels = _ternary_kernels(cpu._where)
 

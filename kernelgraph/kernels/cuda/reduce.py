@@ -32,7 +32,7 @@ from numba import cuda
 from ... import dtypes as D
 from ...shapes import normalize_axes, reduced_shape
 from .. import cpu
-from . import core
+from . import core, indexing
 from . import elementwise as E
 from .shape import broadcast_to_shape, reshape
 
@@ -261,3 +261,122 @@ def broadcast_like(x, like):
     """x broadcast to like's shape (a copy)."""
     return broadcast_to_shape(x, E.shape_of(like))
 
+
+
+# -- issue 21: min, prod, all/any, argmin and the value at an index (torch.max(x, dim)) -----
+def _highest(dt: np.dtype):
+    if dt.kind == "f":
+        return np.inf
+    return True if dt == D.bool_ else np.iinfo(dt).max
+
+
+def reduce_min(x, axis=None, keepdims=False):
+    """Minimum over ``axis``; NaN if any NaN, as on the CPU."""
+    return _reduce(x, axis, keepdims, cpu._minimum, x.dtype, x.dtype, _highest(x.dtype))
+
+
+def reduce_prod(x, axis=None, keepdims=False):
+    """Product over ``axis``, accumulating in float64 or int64 (integers and bools give
+    int64, as on the CPU); 1 over an empty axis."""
+    acc = D.float64 if x.dtype.kind == "f" else D.int64
+    out = x.dtype if x.dtype.kind == "f" else D.int64
+    return _reduce(x, axis, keepdims, cpu._mul, acc, out, 1)
+
+
+_nonzero = E.binary(cpu._ne, D.same, D.bool_)
+
+
+def reduce_all(x, axis=None, keepdims=False):
+    """Whether every element over ``axis`` is nonzero (True over an empty axis)."""
+    b = x if x.dtype == D.bool_ else _nonzero(x, 0)
+    return _reduce(b, axis, keepdims, cpu._minimum, D.bool_, D.bool_, True)
+
+
+def reduce_any(x, axis=None, keepdims=False):
+    """Whether any element over ``axis`` is nonzero (False over an empty axis)."""
+    b = x if x.dtype == D.bool_ else _nonzero(x, 0)
+    return _reduce(b, axis, keepdims, cpu._maximum, D.bool_, D.bool_, False)
+
+
+_negate = E.unary(cpu._neg, D.same)
+_invert = E.unary(cpu._invert, D.same)
+
+
+def argmin(x, axis=None, keepdims=False):
+    """The argmin as the argmax of an order-reversed copy: ``-x`` for floats (exact, NaN
+    stays NaN), ``~x`` for integers (no overflow at the lowest value)."""
+    flipped = _negate(x) if x.dtype.kind == "f" else _invert(x)
+    return indexing.argmax(flipped, axis, keepdims)
+
+
+@cuda.jit
+def _take(x, idx, out, n, inner):
+    start, step = cuda.grid(1), cuda.gridsize(1)
+    for r in range(start, out.size, step):
+        o = r // inner
+        j = idx[r]
+        if 0 <= j < n:  # the op checked the indices; never read outside x regardless
+            out[r] = x[(o * n + j) * inner + (r - o * inner)]
+
+
+@cuda.jit
+def _put(g, idx, out, n, inner):
+    start, step = cuda.grid(1), cuda.gridsize(1)
+    for r in range(start, g.size, step):
+        o = r // inner
+        j = idx[r]
+        if 0 <= j < n:
+            out[(o * n + j) * inner + (r - o * inner)] = g[r]
+
+
+def _outer_inner(shape, axis):
+    return math.prod(shape[:axis]), math.prod(shape[axis + 1:])
+
+
+def take_along_axis(x, indices, axis, keepdims):
+    """``x``'s element at ``indices`` along ``axis`` (normalized), as on the CPU."""
+    _, inner = _outer_inner(x.shape, axis)
+    out = core.empty(reduced_shape(x.shape, (axis,), keepdims), x.dtype)
+    if out.size:
+        blocks, threads = core.launch(out.size)
+        _take[blocks, threads](core.flat(x), core.flat(indices), core.flat(out),
+                               x.shape[axis], inner)
+    return out
+
+
+def put_along_axis(g, indices, shape, axis):
+    """Zeros of ``shape`` with ``g`` put at ``indices`` along ``axis``."""
+    _, inner = _outer_inner(shape, axis)
+    out = core.full(shape, 0, g.dtype)
+    if g.size:
+        blocks, threads = core.launch(g.size)
+        _put[blocks, threads](core.flat(g), core.flat(indices), core.flat(out), shape[axis],
+                              inner)
+    return out
+
+
+@cuda.jit
+def _cumsum(x, out, n, inner, zero):
+    # One thread per line along the axis, accumulating in zero's type (float64 or int64).
+    start, step = cuda.grid(1), cuda.gridsize(1)
+    for r in range(start, out.size // n, step):
+        o = r // inner
+        base = o * n * inner + (r - o * inner)
+        s = zero
+        for j in range(n):
+            s += x[base + j * inner]
+            out[base + j * inner] = s
+
+
+def cumsum(x, axis):
+    """Running sums along ``axis`` (normalized), as on the CPU (floats keep their dtype,
+    integers and bools give int64)."""
+    E.check_device_array(x)
+    n = x.shape[axis] if x.ndim else 1
+    _, inner = _outer_inner(x.shape, axis) if x.ndim else (1, 1)
+    out = core.empty(x.shape, x.dtype if x.dtype.kind == "f" else D.int64)
+    if out.size:
+        zero = np.float64(0) if x.dtype.kind == "f" else np.int64(0)
+        blocks, threads = core.launch(out.size // n)
+        _cumsum[blocks, threads](core.flat(x), core.flat(out), n, inner, zero)
+    return out

@@ -7,6 +7,15 @@ eager tensors compare elementwise, as in PyTorch.
 from __future__ import annotations
 
 from . import ops
+from .ops.elementwise_math import (
+    floor_divide,
+    logical_and,
+    logical_not,
+    logical_or,
+    logical_xor,
+    remainder,
+)
+from .ops.linalg import matmul_torch
 
 BINARY = {"__add__": ops.add, "__sub__": ops.sub, "__mul__": ops.mul, "__truediv__": ops.div,
           "__pow__": ops.pow, "__matmul__": ops.matmul, "__lt__": ops.less,
@@ -30,6 +39,32 @@ def install(cls, apply, binary=None, equality=False):
         setattr(cls, name, lambda x, y, _op=op: apply(_op, (y, x), {}))
     for name, op in UNARY.items():
         setattr(cls, name, lambda x, _op=op: apply(_op, (x,), {}))
+    # // and % as floor_divide and remainder (Python's and both frameworks' floor rules).
+    cls.__floordiv__ = lambda x, y: floor_divide(x, y)
+    cls.__rfloordiv__ = lambda x, y: floor_divide(y, x)
+    cls.__mod__ = lambda x, y: remainder(x, y)
+    cls.__rmod__ = lambda x, y: remainder(y, x)
+    # & | ^ ~ on bool tensors are the logical ops; on other dtypes they are bitwise in both
+    # frameworks, which kernelgraph does not have: refused, never computed as logical.
+    cls.__and__ = cls.__rand__ = lambda x, y: _logical(logical_and, "&", x, y)
+    cls.__or__ = cls.__ror__ = lambda x, y: _logical(logical_or, "|", x, y)
+    cls.__xor__ = cls.__rxor__ = lambda x, y: _logical(logical_xor, "^", x, y)
+    cls.__invert__ = lambda x: _logical(logical_not, "~", x)
+    # x @ y as torch.matmul: vectors too (a 1-D operand is a row or a column, two give a dot).
+    cls.__matmul__ = lambda x, y: matmul_torch(x, y)
+    cls.__rmatmul__ = lambda x, y: matmul_torch(y, x)
     # Basic indexing x[1:3, ..., None, -1]: a getitem op with the index as a hashable attr.
     cls.__getitem__ = lambda x, index: apply(ops.getitem, (x,),
                                              {"index": ops.normalize_index(index)})
+
+
+def _logical(fn, symbol, *args):
+    for a in args:
+        dtype = getattr(a, "dtype", None) if not isinstance(a, bool) else None
+        if dtype is not None and dtype != bool:
+            raise TypeError(f"'{symbol}' on a tensor of dtype {dtype} is a bitwise operation, "
+                            "which kernelgraph does not have; it works on bool tensors (use "
+                            "a comparison such as x > 0 first)")
+        if dtype is None and not isinstance(a, bool):
+            raise TypeError(f"unsupported operand for '{symbol}': {type(a).__name__}")
+    return fn(*args)

@@ -18,7 +18,7 @@ from .. import dtypes as D
 from ..errors import ShapeError, located
 from ..graph import Node, get_default_graph, user_location
 from ..kernels import reference_grads as RG
-from ..ops import registry
+from ..ops import methods, registry
 from ..ops.registry import define
 
 
@@ -51,7 +51,7 @@ def constant_node(value, dtype=None, shape=None, name=None, graph=None, location
     if shape is not None:
         arr = np.broadcast_to(arr, tuple(shape)).copy()
     arr.setflags(write=False)  # shared by every run: nobody may change it in place
-    graph = graph or get_default_graph()
+    graph = graph if graph is not None else get_default_graph()
     return graph.add_node(const, (), {"value": arr}, arr.shape, arr.dtype, name or "Const",
                           location or user_location(2), device=device)
 
@@ -137,3 +137,6 @@ def build(op, args, attrs) -> Node:
 _to_device = registry.OPS["to_device"]
 registry.FRONTENDS[Node] = build
 operators.install(Node, build)
+# The same tensor methods as eager tensors (x.relu(), x.sum(dim=0), x.view(2, 3) ...), from
+# the one table both install; the eager-only ones (item, backward, add_ ...) refuse by name.
+methods.install(Node, graph_node=True)

@@ -1,16 +1,17 @@
-"""``kg.nn.init``: fill a parameter in place, as ``torch.nn.init`` does.
+"""``kg.nn.init``: fill a parameter in place, as ``torch.nn.init`` does, with its numbers.
 
-Every random initialiser draws from :mod:`kernelgraph.ops.random`, so ``kg.random.seed(n)``
-before building a model fixes its weights (in both modes: a module's graph variables start
-from its parameters' values).
+Every random initialiser draws from PyTorch's CPU generator
+(:mod:`kernelgraph.ops.torch_random`) with PyTorch's formulas, so after
+``kg.manual_seed(0)`` a ``kg.nn.Linear(3, 2)`` holds the weight and bias that
+``torch.nn.Linear(3, 2)`` holds after ``torch.manual_seed(0)`` (in both modes: a module's
+graph variables start from its parameters' values).
 
 >>> import kernelgraph as kg
 >>> w = kg.zeros(3, 4)
 >>> kg.nn.init.ones_(w).tolist()[0]
 [1.0, 1.0, 1.0, 1.0]
->>> kg.random.seed(0); a = kg.nn.init.xavier_uniform_(kg.zeros(3, 4)).tolist()
->>> kg.random.seed(0); a == kg.nn.init.xavier_uniform_(kg.zeros(3, 4)).tolist()
-True
+>>> _ = kg.manual_seed(0); [round(v, 4) for v in kg.nn.init.uniform_(kg.zeros(3)).tolist()]
+[0.4963, 0.7682, 0.0885]
 """
 
 from __future__ import annotations
@@ -22,10 +23,11 @@ import numpy as np
 from .. import devices
 from ..eager import Tensor, no_grad
 from ..errors import shown
-from ..ops import random as R
+from ..ops import torch_random as R
 
-__all__ = ["calculate_gain", "constant_", "kaiming_normal_", "kaiming_uniform_", "normal_",
-           "ones_", "uniform_", "xavier_normal_", "xavier_uniform_", "zeros_"]
+__all__ = ["calculate_gain", "constant_", "eye_", "kaiming_normal_", "kaiming_uniform_",
+           "normal_", "ones_", "trunc_normal_", "uniform_", "xavier_normal_", "xavier_uniform_",
+           "zeros_"]
 
 
 def copy_into(t: Tensor, value) -> Tensor:
@@ -48,29 +50,97 @@ def copy_into(t: Tensor, value) -> Tensor:
     return t
 
 
-def _fill(t: Tensor, draw) -> Tensor:
-    return copy_into(t, draw(tuple(t.shape), t.dtype))
+def _draw(t: Tensor, fill) -> Tensor:
+    """Run ``fill`` (an in-place NumPy filler) on ``t``'s values, in its own storage on the
+    CPU (a GPU tensor's values are drawn on the CPU and copied, as they are not PyTorch's
+    CUDA numbers anyway)."""
+    if not isinstance(t, Tensor):
+        raise TypeError(f"expected a kg.Tensor to fill, got {type(t).__name__}")
+    if t.data.dtype.kind != "f":
+        raise RuntimeError(f"expected a floating point tensor to fill at random, got "
+                           f"{t.data.dtype.name}")
+    if type(t.data) is np.ndarray:
+        with no_grad():
+            fill(t.data)
+        return t
+    host = devices.to_numpy(t.data).copy()
+    fill(host)
+    return copy_into(t, host)
 
 
-def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0) -> Tensor:
-    """Fill with U(a, b) samples.
+def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0, generator=None) -> Tensor:
+    """Fill with U(a, b) draws from PyTorch's generator (``tensor.uniform_(a, b)``).
 
     >>> import kernelgraph as kg
     >>> w = kg.nn.init.uniform_(kg.zeros(100), -1.0, 1.0)
     >>> bool((w.abs() <= 1).numpy().all())
     True
     """
-    return _fill(tensor, lambda shape, dt: R.uniform(shape, low=a, high=b, dtype=dt))
+    return _draw(tensor, lambda arr: R.uniform_fill(arr, a, b, generator))
 
 
-def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0) -> Tensor:
-    """Fill with N(mean, std^2) samples.
+def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, generator=None) -> Tensor:
+    """Fill with N(mean, std^2) draws from PyTorch's generator (``tensor.normal_``).
 
     >>> import kernelgraph as kg
     >>> kg.nn.init.normal_(kg.zeros(2, 3), std=0.0).tolist()
     [[0.0, 0.0, 0.0], [0.0, 0.0, 0.0]]
     """
-    return _fill(tensor, lambda shape, dt: R.normal(shape, mean=mean, std=std, dtype=dt))
+    return _draw(tensor, lambda arr: R.normal_fill(arr, mean, std, generator))
+
+
+def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float = -2.0,
+                  b: float = 2.0, generator=None) -> Tensor:
+    """Fill with N(mean, std^2) draws truncated to [a, b], drawn as PyTorch 2.13 draws them
+    (rejection sampling: from normals when [a, b] holds more than 30 % of the mass, else
+    from uniforms accepted by the density).
+
+    >>> import kernelgraph as kg
+    >>> w = kg.nn.init.trunc_normal_(kg.zeros(1000), std=0.02, a=-0.04, b=0.04)
+    >>> bool((w.abs() <= 0.04).numpy().all())
+    True
+    """
+    def cdf(x: float) -> float:
+        return (1.0 + math.erf(x / math.sqrt(2.0))) / 2.0
+
+    p = cdf((b - mean) / std) - cdf((a - mean) / std)
+    return _draw(tensor, lambda arr: (_trunc_by_normals if p > 0.3 else _trunc_by_uniforms)(
+        arr, mean, std, a, b, generator))
+
+
+def _trunc_by_normals(arr: np.ndarray, mean, std, a, b, generator) -> None:
+    # PyTorch: normal draws, and the whole tensor drawn again for the ones out of [a, b]
+    lo, hi = arr.dtype.type(a), arr.dtype.type(b)
+    R.normal_fill(arr, mean, std, generator)
+    while True:
+        out = (arr < lo) | (arr > hi)
+        if not out.any():
+            return
+        fresh = R.normal_fill(np.empty_like(arr), mean, std, generator)
+        arr[out] = fresh[out]
+
+
+def _trunc_by_uniforms(arr: np.ndarray, mean, std, a, b, generator) -> None:
+    # PyTorch: uniform candidates in [a, b], accepted where log(U) <= log pdf - log peak
+    t = arr.dtype.type
+    mode = max(a, min(mean, b))
+    log_peak = -0.5 * ((mode - mean) / std) ** 2
+
+    def log_pdf(c: np.ndarray) -> np.ndarray:
+        c = ((c - t(mean)) / t(std)).astype(arr.dtype)
+        return ((c * c) * t(-0.5) - t(log_peak)).astype(arr.dtype)
+
+    def rejected(c: np.ndarray) -> np.ndarray:
+        u = R.uniform_fill(np.empty_like(arr), 0.0, 1.0, generator)
+        with np.errstate(divide="ignore"):
+            return np.log(u) > log_pdf(c)
+
+    R.uniform_fill(arr, a, b, generator)
+    pending = rejected(arr.copy())
+    while pending.any():
+        cand = R.uniform_fill(np.empty_like(arr), a, b, generator)
+        arr[pending] = cand[pending]
+        pending = pending & rejected(cand)
 
 
 def constant_(tensor: Tensor, val: float) -> Tensor:
@@ -103,15 +173,31 @@ def ones_(tensor: Tensor) -> Tensor:
     return constant_(tensor, 1.0)
 
 
+def eye_(tensor: Tensor) -> Tensor:
+    """Fill a 2-D tensor with the identity matrix.
+
+    >>> import kernelgraph as kg
+    >>> kg.nn.init.eye_(kg.zeros(2, 3)).tolist()
+    [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]
+    """
+    if len(tensor.shape) != 2:
+        raise ValueError("Only tensors with 2 dimensions are supported")
+    return copy_into(tensor, np.eye(*tensor.shape, dtype=tensor.dtype))
+
+
+_LINEAR = ("linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
+           "conv_transpose3d", "sigmoid")
+
+
 def calculate_gain(nonlinearity: str, param: float | None = None) -> float:
     """The recommended gain for a nonlinearity (``torch.nn.init.calculate_gain``).
 
     >>> import kernelgraph as kg
-    >>> kg.nn.init.calculate_gain("tanh")
-    1.6666666666666667
+    >>> kg.nn.init.calculate_gain("tanh"), kg.nn.init.calculate_gain("linear")
+    (1.6666666666666667, 1)
     """
-    if nonlinearity in ("linear", "conv1d", "conv2d", "conv3d", "sigmoid"):
-        return 1.0
+    if nonlinearity in _LINEAR:
+        return 1
     if nonlinearity == "tanh":
         return 5.0 / 3
     if nonlinearity == "relu":
@@ -119,7 +205,7 @@ def calculate_gain(nonlinearity: str, param: float | None = None) -> float:
     if nonlinearity == "leaky_relu":
         slope = 0.01 if param is None else param
         if isinstance(slope, bool) or not isinstance(slope, int | float):
-            raise ValueError(f"negative_slope {shown(slope)} is not a valid number")
+            raise ValueError(f"negative_slope {shown(slope)} not a valid number")
         return math.sqrt(2.0 / (1 + slope ** 2))
     if nonlinearity == "selu":
         return 3.0 / 4
@@ -129,7 +215,7 @@ def calculate_gain(nonlinearity: str, param: float | None = None) -> float:
 
 def fan_in_and_fan_out(tensor: Tensor) -> tuple[int, int]:
     """(fan_in, fan_out) of a weight: (in, out) features times the kernel size for a conv
-    weight (out, in, kh, kw).
+    weight (out, in, kh, kw) (``torch.nn.init._calculate_fan_in_and_fan_out``).
 
     >>> import kernelgraph as kg
     >>> kg.nn.init.fan_in_and_fan_out(kg.zeros(8, 3, 5, 5))
@@ -137,21 +223,29 @@ def fan_in_and_fan_out(tensor: Tensor) -> tuple[int, int]:
     """
     shape = tuple(tensor.shape)
     if len(shape) < 2:
-        raise ValueError(f"fan in and fan out can not be computed for a tensor with fewer than "
+        raise ValueError(f"Fan in and fan out can not be computed for tensor with fewer than "
                          f"2 dimensions, got shape {shape}")
     receptive = int(np.prod(shape[2:], dtype=np.int64))
     return shape[1] * receptive, shape[0] * receptive
 
 
-def _fan(tensor: Tensor, mode: str) -> int:
-    if mode not in ("fan_in", "fan_out"):
+_calculate_fan_in_and_fan_out = fan_in_and_fan_out
+
+
+def _calculate_correct_fan(tensor: Tensor, mode: str) -> int:
+    if not isinstance(mode, str) or mode.lower() not in ("fan_in", "fan_out"):
         raise ValueError(f"mode must be 'fan_in' or 'fan_out', got {shown(mode)}")
     fan_in, fan_out = fan_in_and_fan_out(tensor)
-    return fan_in if mode == "fan_in" else fan_out
+    return fan_in if mode.lower() == "fan_in" else fan_out
 
 
-def xavier_uniform_(tensor: Tensor, gain: float = 1.0) -> Tensor:
-    """Glorot uniform: U(-a, a) with a = gain * sqrt(6 / (fan_in + fan_out)).
+def _empty(tensor: Tensor) -> bool:
+    return 0 in tuple(tensor.shape)  # PyTorch: "Initializing zero-element tensors is a no-op"
+
+
+def xavier_uniform_(tensor: Tensor, gain: float = 1.0, generator=None) -> Tensor:
+    """Glorot uniform: U(-a, a) with a = sqrt(3) * gain * sqrt(2 / (fan_in + fan_out)),
+    computed as PyTorch computes it.
 
     >>> import kernelgraph as kg
     >>> w = kg.nn.init.xavier_uniform_(kg.zeros(3, 5))
@@ -159,24 +253,26 @@ def xavier_uniform_(tensor: Tensor, gain: float = 1.0) -> Tensor:
     True
     """
     fan_in, fan_out = fan_in_and_fan_out(tensor)
-    a = gain * math.sqrt(6.0 / (fan_in + fan_out))
-    return uniform_(tensor, -a, a)
+    std = gain * math.sqrt(2.0 / float(fan_in + fan_out))
+    a = math.sqrt(3.0) * std
+    return uniform_(tensor, -a, a, generator)
 
 
-def xavier_normal_(tensor: Tensor, gain: float = 1.0) -> Tensor:
+def xavier_normal_(tensor: Tensor, gain: float = 1.0, generator=None) -> Tensor:
     """Glorot normal: N(0, std^2) with std = gain * sqrt(2 / (fan_in + fan_out)).
 
     >>> import kernelgraph as kg
-    >>> kg.nn.init.xavier_normal_(kg.zeros(3, 5)).shape
+    >>> tuple(kg.nn.init.xavier_normal_(kg.zeros(3, 5)).shape)
     (3, 5)
     """
     fan_in, fan_out = fan_in_and_fan_out(tensor)
-    return normal_(tensor, 0.0, gain * math.sqrt(2.0 / (fan_in + fan_out)))
+    std = gain * math.sqrt(2.0 / float(fan_in + fan_out))
+    return normal_(tensor, 0.0, std, generator)
 
 
 def kaiming_uniform_(tensor: Tensor, a: float = 0.0, mode: str = "fan_in",
-                     nonlinearity: str = "leaky_relu") -> Tensor:
-    """He uniform: U(-b, b) with b = gain * sqrt(3 / fan). ``a=sqrt(5)`` gives
+                     nonlinearity: str = "leaky_relu", generator=None) -> Tensor:
+    """He uniform: U(-b, b) with b = sqrt(3) * gain / sqrt(fan). ``a=sqrt(5)`` gives
     PyTorch's default Linear/Conv2d weights, U(-1/sqrt(fan_in), 1/sqrt(fan_in)).
 
     >>> import kernelgraph as kg, math
@@ -184,17 +280,24 @@ def kaiming_uniform_(tensor: Tensor, a: float = 0.0, mode: str = "fan_in",
     >>> bool((w.abs() <= 0.25).numpy().all())
     True
     """
-    bound = calculate_gain(nonlinearity, a) * math.sqrt(3.0 / _fan(tensor, mode))
-    return uniform_(tensor, -bound, bound)
+    if _empty(tensor):
+        return tensor
+    fan = _calculate_correct_fan(tensor, mode)
+    std = calculate_gain(nonlinearity, a) / math.sqrt(fan)
+    bound = math.sqrt(3.0) * std
+    return uniform_(tensor, -bound, bound, generator)
 
 
 def kaiming_normal_(tensor: Tensor, a: float = 0.0, mode: str = "fan_in",
-                    nonlinearity: str = "leaky_relu") -> Tensor:
+                    nonlinearity: str = "leaky_relu", generator=None) -> Tensor:
     """He normal: N(0, std^2) with std = gain / sqrt(fan).
 
     >>> import kernelgraph as kg
-    >>> kg.nn.init.kaiming_normal_(kg.zeros(4, 16), nonlinearity="relu").shape
+    >>> tuple(kg.nn.init.kaiming_normal_(kg.zeros(4, 16), nonlinearity="relu").shape)
     (4, 16)
     """
-    std = calculate_gain(nonlinearity, a) / math.sqrt(_fan(tensor, mode))
-    return normal_(tensor, 0.0, std)
+    if _empty(tensor):
+        return tensor
+    fan = _calculate_correct_fan(tensor, mode)
+    std = calculate_gain(nonlinearity, a) / math.sqrt(fan)
+    return normal_(tensor, 0.0, std, generator)

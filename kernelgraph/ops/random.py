@@ -34,7 +34,7 @@ from .. import devices
 from .. import dtypes as D
 from ..errors import ShapeError, shown
 from ..graph import Node
-from . import registry
+from . import registry, torch_random
 from .elementwise import mul
 from .registry import define
 
@@ -70,7 +70,8 @@ class Stream:
 
 
 def seed(n: int) -> None:
-    """Set the global seed and restart automatic op seeds and eager draw counters.
+    """Set the global seed and restart automatic op seeds and eager draw counters; also
+    ``kg.manual_seed(n)``, PyTorch's generator that ``kg.randn`` and ``kg.nn.init`` draw from.
 
     >>> import kernelgraph as kg
     >>> kg.random.seed(3); a = kg.random.uniform((2,))
@@ -80,6 +81,7 @@ def seed(n: int) -> None:
     _state["seed"] = _check_seed(n, "seed")
     _state["auto"] = 0
     _state["streams"].clear()
+    torch_random.manual_seed(n)  # PyTorch's generator too: nn.init and kg.randn draw from it
 
 
 def _check_seed(n, what):

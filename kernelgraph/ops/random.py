@@ -38,6 +38,9 @@ from . import registry, torch_random
 from .elementwise import mul
 from .registry import define
 
+# PyTorch's ``torch.random.manual_seed`` and kin: the generator of kg.randn and nn.init.
+from .torch_random import get_rng_state, initial_seed, manual_seed, set_rng_state  # noqa: F401
+
 _AUTO = 1 << 40  # automatic op seeds start here, away from seeds users pick
 _state = {"seed": 0, "auto": 0, "streams": {}}
 

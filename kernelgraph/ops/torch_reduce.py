@@ -16,7 +16,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from .. import devices
 from .. import dtypes as D
+from ..graph import Node
 from .elementwise import (
     abs,
     add,
@@ -33,6 +35,7 @@ from .elementwise import (
     sqrt,
     sub,
 )
+from .elementwise import equal as _equal_op
 from .elementwise import where as _where
 from .indexing import argmax as _argmax
 from .indexing import clip as _clip
@@ -49,7 +52,8 @@ from .reduce import sum as _sum
 
 # The functions (also tensor methods, ops/methods.py); ``return_types`` is exported apart.
 __all__ = ["all", "amax", "amin", "any", "argmax", "argmin", "clamp", "clip", "cumsum", "logsumexp",
-           "max", "mean", "min", "norm", "prod", "std", "std_mean", "sum", "var", "var_mean"]
+           "max", "mean", "min", "norm", "prod", "std", "std_mean", "sum", "var", "var_mean",
+           "equal"]
 
 
 class _ReturnType(tuple):
@@ -423,3 +427,21 @@ def clamp(input, min=None, max=None, *, name=None):  # noqa: A002
 
 
 clip = clamp
+
+
+def equal(input, other, name=None):  # noqa: A002 - PyTorch's names
+    """``torch.equal`` on two eager tensors: a Python bool, True when they have the same
+    shape and the same values (NaN is never equal). Given a graph node or a number it is the
+    elementwise ``equal`` op (``kg.ops.equal``, TF's ``tf.equal``), since PyTorch has no
+    meaning for those.
+
+    >>> import kernelgraph as kg
+    >>> kg.equal(kg.tensor([1, 2]), kg.tensor([1, 2])), kg.equal(kg.tensor([1]), kg.tensor([2]))
+    (True, False)
+    """
+    if builtins.all(hasattr(t, "requires_grad") and not isinstance(t, Node)
+                    for t in (input, other)):
+        if tuple(input.shape) != tuple(other.shape):
+            return False
+        return bool(np.all(devices.to_numpy(input.data) == devices.to_numpy(other.data)))
+    return _equal_op(input, other, name=name)

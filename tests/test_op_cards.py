@@ -55,6 +55,7 @@ from tests.test_ops import (
     finite_difference_grad,
     weights,
 )
+from tests.test_tf_data import check_host_ops
 
 NO_REFERENCE = ("stateful", "control", "random")  # traits that excuse a missing reference
 NO_CUDA = ("host_only", "stateful")  # traits that excuse a missing CUDA kernel
@@ -169,14 +170,32 @@ SAMPLES: dict[str, Sample] = {
     "dim_size": S(u(2, 3), axis=1),
     # issue 21: one block per engineer
     # [H1 samples]
+    "setitem": S(u(3, 4), u(2), index=_INDEX),  # x[1:3, ::2] = value (broadcast along rows)
     # [end H1 samples]
     # [H2 samples]
     # [end H2 samples]
     # [H4 samples]
+    "sin": S(u(2, 3)), "cos": S(u(2, 3)), "tan": S(u(2, 3)), "asin": S(0.9 * u(2, 3)),
+    "acos": S(0.9 * u(2, 3)), "atan": S(2 * u(2, 3)), "sinh": S(u(2, 3)), "cosh": S(u(2, 3)),
+    "erf": S(u(2, 3)), "reciprocal": S(away(2, 3)), "rsqrt": S(pos(2, 3)),
+    "log2": S(pos(2, 3)), "log10": S(pos(2, 3)), "log1p": S(u(2, 3)), "expm1": S(u(2, 3)),
+    "floor": S(3 * u(2, 3)), "ceil": S(3 * u(2, 3)), "trunc": S(3 * u(2, 3)),
+    "round": S(3 * u(2, 3)), "atan2": S(u(2, 3), u(3)),
+    "min": S(u(3, 4), axis=1), "prod": S(u(3, 4), axis=0, keepdims=True),
+    "all": S(np.array([[1.0, 0.0, 2.0], [3.0, 1.0, -1.0]]), axis=1),
+    "any": S(np.array([[0.0, 0.0, 2.0], [0.0, 0.0, 0.0]]), axis=1),
+    "argmin": S(u(3, 4), axis=1),
+    "max_dim": S(u(3, 4), np.array([2, 0, 3]), axis=1, diff=(0,)),
+    "min_dim": S(u(3, 4), np.array([[1, 0, 2, 2]]), axis=0, keepdims=True, diff=(0,)),
+    "put_along_axis": S(u(3), np.array([2, 0, 3]), u(3, 4), axis=1, diff=(0,)),
+    "cumsum": S(u(3, 4), axis=1),
+    "floor_divide": S(3 * u(2, 3), away(3)), "remainder": S(3 * u(2, 3), away(3)),
     # [end H4 samples]
     # [H5 samples]
+    "clone": S(u(2, 3)),
     # [end H5 samples]
     # [H6 samples]
+    "stop_gradient": S(u(2, 3)),
     # [end H6 samples]
     # [H7 samples]
     # [end H7 samples]
@@ -437,6 +456,8 @@ BEHAVIOURS = {
     "assign_add": _variables, "assign_sub": _variables, "no_op": _variables,
     "random_normal": _random, "random_uniform": _random, "dropout_mask": _random,
     "to_device": _to_device_round_trip,
+    "iterator_get_next": check_host_ops, "iterator_init": check_host_ops,
+    "random_uniform_like": check_host_ops,
 }
 
 

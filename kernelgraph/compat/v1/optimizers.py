@@ -110,7 +110,7 @@ class MomentumOptimizer(Optimizer):
     ...         sess.run(tf.global_variables_initializer())
     ...         _ = sess.run(train); _ = sess.run(train)     # accum 2, then 0.5*2 + 1.6
     ...         round(float(sess.run(w)), 6), opt.get_slot(w, "momentum").name
-    (0.54, 'Momentum/Variable/momentum')
+    (0.54, 'Momentum/Variable/momentum:0')
     """
 
     _slot_names = ("momentum",)
@@ -192,7 +192,7 @@ def create_global_step(graph: Graph | None = None) -> Variable:
     >>> import kernelgraph.compat.v1 as tf
     >>> with tf.Graph().as_default():
     ...     tf.train.create_global_step().name
-    'global_step'
+    'global_step:0'
     """
     graph = graph or get_default_graph()
     if get_global_step(graph) is not None:

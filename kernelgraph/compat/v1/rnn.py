@@ -1,6 +1,6 @@
 """TF1's recurrent networks: ``tf.nn.dynamic_rnn`` and the cells of ``tf.nn.rnn_cell``
 (``BasicRNNCell``, ``BasicLSTMCell``, ``LSTMCell``, ``LSTMStateTuple``) over
-:mod:`kernelgraph.nn`."""
+:mod:`kernelgraph.nn`, with TF's variables (``kernel`` and ``bias``) and formulas."""
 
 from __future__ import annotations
 
@@ -11,9 +11,11 @@ import numpy as np
 from ... import ops
 from ...dtypes import as_dtype
 from ...nn import Module as _Module
-from ...nn import RNNCell, dynamic_rnn
+from ...nn import dynamic_rnn
 from ...nn import init as _init
+from .initializers import initial_value
 from .spellings import zeros
+from .variable_scope import get_variable_scope
 
 
 def _dynamic_rnn(cell, inputs, sequence_length=None, initial_state=None, dtype=None,
@@ -26,9 +28,19 @@ def _dynamic_rnn(cell, inputs, sequence_length=None, initial_state=None, dtype=N
 
 
 class BasicRNNCell:
-    """tf.nn.rnn_cell.BasicRNNCell(num_units): a tanh RNN cell whose input size is taken
-    from its first input, as in TF; it is a :class:`kernelgraph.nn.RNNCell` inside
-    (PyTorch's parameters: two weight matrices and two biases)."""
+    """tf.nn.rnn_cell.BasicRNNCell(num_units): TF1's tanh RNN cell, ``h' = tanh(concat([x,
+    h], 1) @ kernel + bias)``, with TF's variables (``basic_rnn_cell/kernel`` of shape
+    (input + num_units, num_units), Glorot-uniform unless the variable scope names an
+    initializer, and a zero ``bias``); the input size is taken from its first input.
+
+    >>> import kernelgraph.compat.v1 as tf
+    >>> with tf.Graph().as_default():
+    ...     cell = tf.nn.rnn_cell.BasicRNNCell(4)
+    ...     out, state = tf.nn.dynamic_rnn(cell, tf.placeholder(tf.float32, [None, 5, 3]),
+    ...                                    dtype=tf.float32)
+    ...     [v.name for v in tf.trainable_variables()]
+    ['rnn/basic_rnn_cell/kernel:0', 'rnn/basic_rnn_cell/bias:0']
+    """
 
     def __init__(self, num_units, activation=None, reuse=None, name=None, dtype=None):
         if activation not in (None, ops.tanh):
@@ -45,8 +57,8 @@ class BasicRNNCell:
             size = inputs.shape[-1] if inputs.shape is not None else None
             if size is None:
                 raise ValueError("BasicRNNCell: the last dim of the inputs must be known")
-            self.cell = RNNCell(size, self.num_units, dtype=self.dtype or inputs.dtype,
-                                name=self.name or "basic_rnn_cell")
+            self.cell = _TFRNN(int(size), self.num_units, as_dtype(self.dtype or inputs.dtype),
+                               self.name or "basic_rnn_cell")
         h = self.cell(inputs, state)
         return h, h
 
@@ -72,8 +84,10 @@ class BasicLSTMCell:
     ...     cell = tf.nn.rnn_cell.BasicLSTMCell(4)
     ...     x = tf.placeholder(tf.float32, [None, 5, 3])
     ...     outputs, state = tf.nn.dynamic_rnn(cell, x, dtype=tf.float32)
-    ...     outputs.shape, type(state).__name__, [v.name for v in tf.trainable_variables()]
-    ((None, None, 4), 'LSTMStateTuple', ['rnn/basic_lstm_cell/kernel', 'rnn/basic_lstm_cell/bias'])
+    ...     print(outputs.shape.as_list(), type(state).__name__)
+    ...     print([v.name for v in tf.trainable_variables()])
+    [None, None, 4] LSTMStateTuple
+    ['rnn/basic_lstm_cell/kernel:0', 'rnn/basic_lstm_cell/bias:0']
     """
 
     def __init__(self, num_units: int, forget_bias: float = 1.0, state_is_tuple: bool = True,
@@ -130,6 +144,30 @@ class LSTMCell(BasicLSTMCell):
                          name or "lstm_cell", dtype)
 
 
+def _kernel(module, shape, dtype):
+    """A cell's ``kernel`` parameter: the variable scope's initializer if it names one,
+    else Glorot-uniform (TF1's default for variables)."""
+    kernel = module.register_parameter("kernel", np.zeros(shape, dtype))
+    init = get_variable_scope().initializer
+    if init is None:
+        _init.xavier_uniform_(kernel)
+    else:
+        kernel.data[...] = initial_value(init, shape, dtype)  # in its own storage
+    return kernel
+
+
+class _TFRNN(_Module):
+    """The parameters and step of :class:`BasicRNNCell`."""
+
+    def __init__(self, input_size: int, num_units: int, dtype, name: str):
+        super().__init__(name)
+        _kernel(self, (input_size + num_units, num_units), dtype)
+        self.register_parameter("bias", np.zeros(num_units, dtype))
+
+    def forward(self, x, h):
+        return ops.tanh(ops.matmul(ops.concat([x, h], axis=1), self.kernel) + self.bias)
+
+
 class _TFLSTM(_Module):
     """The parameters and step of :class:`BasicLSTMCell` (a kg.nn.Module, so its variables
     are made per graph like any layer's)."""
@@ -137,9 +175,7 @@ class _TFLSTM(_Module):
     def __init__(self, input_size: int, num_units: int, forget_bias: float, dtype, name: str):
         super().__init__(name)
         self.forget_bias = forget_bias
-        kernel = self.register_parameter(
-            "kernel", np.zeros((input_size + num_units, 4 * num_units), dtype))
-        _init.xavier_uniform_(kernel)  # TF1's default initializer for variables
+        _kernel(self, (input_size + num_units, 4 * num_units), dtype)
         self.register_parameter("bias", np.zeros(4 * num_units, dtype))
 
     def forward(self, x, c, h):

@@ -23,11 +23,13 @@ In eager mode they simply run Python (:mod:`.api`). In static mode the design is
 
 from .api import cond, while_loop
 from .conditional import CondSpec, build_cond, cond_gradient, make_cond
+from .host_ops import iterator_get_next_op, iterator_init_op, random_uniform_like
 from .loop import WhileSpec, build_while
 from .loop_gradient import WhileGradSpec, while_gradient
 from .subgraph import FedValues, Subgraph, use_compiler
 from .tracing import FuncGraph, root_graph
 
 __all__ = ["CondSpec", "FedValues", "FuncGraph", "Subgraph", "WhileGradSpec", "WhileSpec",
-           "build_cond", "build_while", "cond", "cond_gradient", "make_cond", "root_graph",
+           "build_cond", "build_while", "cond", "cond_gradient", "iterator_get_next_op",
+           "iterator_init_op", "make_cond", "random_uniform_like", "root_graph",
            "use_compiler", "while_gradient", "while_loop"]

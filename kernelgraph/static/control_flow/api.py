@@ -20,8 +20,8 @@ runs them -- only the branch taken, as many iterations as the data asks for:
 ...     n = kg.placeholder(kg.int64, shape=[])
 ...     i, total = kg.while_loop(lambda i, s: i < n, lambda i, s: (i + 1, s + i), [0, 0])
 >>> with kg.Session(g) as sess:
-...     sess.run(total, {n: 5})
-array(10)
+...     int(sess.run(total, {n: 5}))
+10
 """
 
 from __future__ import annotations
@@ -63,7 +63,7 @@ def _eager_bool(value, what: str) -> bool:
 
 
 def cond(pred, true_fn: Callable | None = None, false_fn: Callable | None = None,
-         name: str | None = None):
+         name: str | None = None, *, relaxed_shapes: bool = False):
     """``true_fn()`` if ``pred`` else ``false_fn()`` (TF's ``tf.cond``).
 
     ``pred`` is a bool scalar: a Python bool (the branch is simply called), an eager tensor
@@ -71,7 +71,8 @@ def cond(pred, true_fn: Callable | None = None, false_fn: Callable | None = None
     only the branch taken; gradients flow to everything either branch read, zeros for the
     branch not taken). Both branches take no arguments and return the same structure (a
     tensor, or a list/tuple/dict of them) with the same dtypes; static shapes may differ
-    only where a dim is unknown.
+    only where a dim is unknown (``relaxed_shapes=True``, TF1's rule as ``tf.cond`` uses it:
+    they may differ, and the result's static shape keeps the dims they agree on).
 
     >>> import kernelgraph as kg
     >>> g = kg.Graph()
@@ -80,8 +81,8 @@ def cond(pred, true_fn: Callable | None = None, false_fn: Callable | None = None
     ...     y = kg.cond(x > 0, lambda: x * 2.0, lambda: x * x)
     ...     dy = kg.gradients(y, x)[0]
     >>> with kg.Session(g) as sess:
-    ...     sess.run([y, dy], {x: -3.0})
-    [array(9., dtype=float32), array(-6., dtype=float32)]
+    ...     [float(v) for v in sess.run([y, dy], {x: -3.0})]
+    [9.0, -6.0]
     """
     if not callable(true_fn) or not callable(false_fn):
         raise TypeError("kg.cond needs two functions: kg.cond(pred, true_fn, false_fn), each "
@@ -91,7 +92,7 @@ def cond(pred, true_fn: Callable | None = None, false_fn: Callable | None = None
     if _is_static([pred]):
         if not isinstance(pred, Node):
             pred = constant_node(_eager_bool(pred, "kg.cond: pred"))
-        return build_cond(pred, true_fn, false_fn, name, user_location())
+        return build_cond(pred, true_fn, false_fn, name, user_location(), relaxed_shapes)
     return true_fn() if _eager_bool(pred, "kg.cond: pred") else false_fn()
 
 
@@ -122,8 +123,8 @@ def while_loop(cond: Callable, body: Callable, loop_vars, shape_invariants=None,
     ...     _, y = kg.while_loop(lambda i, y: i < 3, lambda i, y: (i + 1, y * x), [0, 1.0])
     ...     dy = kg.gradients(y, x)[0]                       # y = x**3, dy = 3 x**2
     >>> with kg.Session(g) as sess:
-    ...     sess.run([y, dy], {x: 2.0})
-    [array(8., dtype=float32), array(12., dtype=float32)]
+    ...     [float(v) for v in sess.run([y, dy], {x: 2.0})]
+    [8.0, 12.0]
     """
     if not callable(cond) or not callable(body):
         raise TypeError("kg.while_loop needs two functions: kg.while_loop(cond, body, "

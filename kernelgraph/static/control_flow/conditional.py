@@ -63,17 +63,24 @@ def make_cond(graph, pred, true: Subgraph, false: Subgraph, inputs, shapes, dtyp
     return tuple_outputs(node, shapes, dtypes, location)
 
 
-def _merge_shape(a, b, k):
+def _merge_shape(a, b, k, relaxed=False):
+    """The static shape of a value the branches give with shapes ``a`` and ``b``: the dims
+    they agree on. Unless ``relaxed``, known dims must agree (kg.cond); ``relaxed`` is TF1's
+    rule (tf.cond): differing dims become unknown, differing ranks an unknown rank, and the
+    run's value has the shape of the branch taken."""
     if a is None or b is None:
         return None
     if len(a) != len(b) or any(x is not None and y is not None and x != y
                                for x, y in zip(a, b)):
+        if relaxed:
+            return None if len(a) != len(b) else tuple(x if x == y else None
+                                                       for x, y in zip(a, b))
         raise ShapeError(f"kg.cond: value {k} has shape {shape_str(a)} in true_fn but "
                          f"{shape_str(b)} in false_fn; shapes may differ only in unknown dims")
     return tuple(x if x == y else None for x, y in zip(a, b))
 
 
-def build_cond(pred: Node, true_fn, false_fn, name, location):
+def build_cond(pred: Node, true_fn, false_fn, name, location, relaxed_shapes=False):
     """The static ``kg.cond`` (see :func:`kernelgraph.static.control_flow.api.cond`)."""
     graph = graph_for([pred])
     pred = read_in(graph, pred, location)
@@ -102,7 +109,7 @@ def build_cond(pred: Node, true_fn, false_fn, name, location):
                             f"{b.dtype.name} in false_fn; both branches must give one dtype "
                             f"(use kg.cast){where(location)}")
         try:
-            shapes.append(_merge_shape(a.shape, b.shape, k))
+            shapes.append(_merge_shape(a.shape, b.shape, k, relaxed_shapes))
         except ShapeError as e:
             raise ShapeError(f"{e}{where(location)}") from None
         t_nodes.append(a)

@@ -158,7 +158,8 @@ def inner(graph: FuncGraph, value, dtype, what: str, k: int) -> Node:
                         "use graph nodes (kg.constant(t.detach().numpy()) for a fixed value)"
                         f"{at}")
     try:
-        return constant_node(value, dtype=dtype, graph=graph, location=graph.location)
+        with graph.as_default():  # (an empty graph is falsy: `graph or default` misses it)
+            return constant_node(value, dtype=dtype, graph=graph, location=graph.location)
     except (TypeError, ValueError) as e:
         raise TypeError(f"the {what} returned {describe(value)} as value {k}: {e}{at}") \
             from None

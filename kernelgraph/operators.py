@@ -37,6 +37,8 @@ def install(cls, apply, binary=None, equality=False):
         setattr(cls, name, fast or (lambda x, y, _op=op: apply(_op, (x, y), {})))
     for name, op in REFLECTED.items():
         setattr(cls, name, lambda x, y, _op=op: apply(_op, (y, x), {}))
+    if binary is not None:  # 0.1 * g as fast as g * 0.1: add and mul commute, to the bit
+        cls.__radd__, cls.__rmul__ = binary(ops.add), binary(ops.mul)
     for name, op in UNARY.items():
         setattr(cls, name, lambda x, _op=op: apply(_op, (x,), {}))
     # // and % as floor_divide and remainder (Python's and both frameworks' floor rules).

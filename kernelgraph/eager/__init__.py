@@ -25,7 +25,8 @@ from __future__ import annotations
 import sys
 import types
 
-from . import creation, dispatch, methods, tensors  # noqa: F401 - .methods installs Tensor methods
+# (.inplace, .legacy and .methods install Tensor methods)
+from . import creation, dispatch, inplace, legacy, methods, tensors  # noqa: F401
 from .backprop import backward, grad
 from .creation import arange, ones, tensor, zeros
 from .dispatch import _record as _record  # not public: for kernelgraph.jit

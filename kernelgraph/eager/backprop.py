@@ -9,9 +9,11 @@ import numpy as np
 from .. import autodiff, devices, trace
 from .. import ops as O
 from ..ops.products import Sink, Stacker
+from . import tensors, versions
 from .dispatch import _value
 from .grad_mode import set_grad_enabled
-from .tensors import Tensor, _type_name, _wrap
+from .printing import grad_fn_name
+from .tensors import Tensor, _type_name, _wrap, source
 
 ndarray = np.ndarray
 
@@ -31,6 +33,7 @@ class _EagerMode(autodiff.Mode):
         self.create_graph = create_graph
         self._sums = {}  # id(leaf) -> the array this backward sums the leaf's gradient in
         self.sinks = {}  # id(leaf) -> (leaf, its Sink): gradients handed in as factors
+        self.check = False  # whether saved values may have changed in place (versions)
 
     def accumulate(self, key, total, g):
         # A weight used many times (a tree network's layer at every node) gets a gradient per
@@ -63,11 +66,15 @@ class _EagerMode(autodiff.Mode):
     def inputs(self, node):
         needs, values, keys = [], [], []
         as_tensor, sinks = self.create_graph, self.sinks
+        rebased, seq = tensors.rebased, node.seq
         for x in node.inputs:
             if type(x) is Tensor:
                 values.append(x if as_tensor else x.data)
-                if x.requires_grad:
-                    if x._node is None:  # a leaf: a rule may hand its gradient to a sink
+                # (an in-place op since this node may have given x a new node: see source)
+                made_by, requires_grad = source(x, seq) if rebased else (x._node,
+                                                                          x.requires_grad)
+                if requires_grad:
+                    if made_by is None:  # a leaf: a rule may hand its gradient to a sink
                         if as_tensor:
                             needs.append(True)
                         else:
@@ -78,12 +85,14 @@ class _EagerMode(autodiff.Mode):
                         keys.append(x)
                     else:
                         needs.append(True)
-                        keys.append(x._node)
+                        keys.append(made_by)
                     continue
             else:
                 values.append(x)
             needs.append(False)
             keys.append(None)
+        if self.check:
+            check_saved(node, needs)
         return needs, values, keys
 
     def same_shape(self, g, x):
@@ -149,8 +158,10 @@ def _reachable(roots):
             raise RuntimeError(_FREED)
         order.append(node)
         for x in node.inputs:
-            if type(x) is Tensor and x._node is not None:
-                stack.append(x._node)
+            if type(x) is Tensor:
+                made_by = source(x, node.seq)[0]
+                if made_by is not None:
+                    stack.append(made_by)
     order.sort(key=lambda n: n.seq, reverse=True)
     return order
 
@@ -162,10 +173,12 @@ def _towards(order, inputs):
     one: ``t = 2 * x``, inputs ``[x, t]``), and those of them that lead to no other input."""
     targets = {id(x._node if x._node is not None else x) for x in inputs}
     leads, ends = set(), set()
+    def leads_on(x, seq):
+        made_by, requires_grad = source(x, seq)
+        return requires_grad and (id(x) in targets if made_by is None else id(made_by) in leads)
+
     for node in reversed(order):  # earliest first: a node's inputs are decided before it
-        onward = any(type(x) is Tensor and x.requires_grad and
-                     (id(x) in targets if x._node is None else id(x._node) in leads)
-                     for x in node.inputs)
+        onward = any(type(x) is Tensor and leads_on(x, node.seq) for x in node.inputs)
         if onward or id(node) in targets:
             leads.add(id(node))
             if not onward:
@@ -214,6 +227,7 @@ def _differentiate(tensors, grad_tensors, retain_graph, create_graph, inputs=Non
     if inputs is not None:
         order, keep, ends = _towards(order, inputs)
     mode = _EagerMode(create_graph)
+    mode.check = bool(order) and versions.any_writes(order[-1].seq)
     with set_grad_enabled(bool(create_graph)):
         autodiff.propagate(order, grads, mode, keep, ends)
         stacked = Stacker()
@@ -272,3 +286,51 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
                 g = g.copy()
             result.append(g if create_graph else _wrap(g))
     return tuple(result)
+
+
+# -- saved values changed in place -----------------------------------------------------------
+_TYPE_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long",
+               "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
+               "bool": "Bool"}
+_HINT = ("Hint: enable anomaly detection to find the operation that failed to compute its "
+         "gradient, with torch.autograd.set_detect_anomaly(True, check_nan=False).")
+
+
+def check_saved(node, needs) -> None:
+    """Refuse to run ``node``'s gradient rule when a value it reads (its card's ``saves``)
+    was changed in place after the node was recorded, with PyTorch's words."""
+    inputs = node.inputs
+    for item in node.op.reads(len(inputs)):
+        if type(item) is tuple:
+            item, j = item
+            if j >= len(needs) or not needs[j]:
+                continue
+        if item == "out":
+            array, made_by = node.value, node
+        elif item < len(inputs) and type(inputs[item]) is Tensor:
+            x = inputs[item]
+            array, made_by = x.data, x._node
+        else:
+            continue
+        hit = versions.written_after(array, node.seq, own=item == "out")
+        if hit is not None:
+            raise RuntimeError(modified_message(array, made_by, *hit))
+
+
+def modified_message(array, made_by, now: int, then: int) -> str:
+    """PyTorch's "modified by an inplace operation" error for a value of ``array``'s type and
+    shape, made by node ``made_by`` (None: a leaf), at version ``now`` instead of ``then``."""
+    kind = _TYPE_NAMES.get(array.dtype.name, array.dtype.name.capitalize())
+    where = "" if devices.device_of(array).type == "cpu" else "cuda."
+    shape = ", ".join(str(d) for d in array.shape)
+    which = ""
+    if made_by is not None:
+        name = grad_fn_name(made_by)
+        for tail in ("Backward0", "Backward1", "Backward2", "Backward"):
+            if name.endswith(tail):
+                name = name[:-len(tail)]
+                break
+        which = f", which is output 0 of {name},"
+    return (f"one of the variables needed for gradient computation has been modified by an "
+            f"inplace operation: [torch.{where}{kind}Tensor [{shape}]]{which} is at version "
+            f"{now}; expected version {then} instead. {_HINT}")

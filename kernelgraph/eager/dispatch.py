@@ -14,7 +14,7 @@ from ..graph import Node, _sequence, user_location
 from ..ops import registry
 from .creation import tensor
 from .grad_mode import _local
-from .tensors import EagerNode, Tensor, _wrap
+from .tensors import EagerNode, Tensor, _wrap, source
 
 ndarray = np.ndarray
 
@@ -58,6 +58,7 @@ def _argument(op, args, a) -> tuple:
 
 
 _KEPT = D.KEPT  # a module global: one lookup on the hot path
+_FLOAT = np.dtype(np.float32)
 
 
 def _explain(op, args, attrs, error):
@@ -102,7 +103,9 @@ def apply(op, args, attrs) -> Tensor:
     except Exception as e:  # noqa: BLE001 - re-raised with the op's shapes named
         raise _explain(op, args, attrs, e) from None
     result = _wrap(out)
-    if need and _local.grad_enabled and op.grad is not None:
+    # (an integer or bool result never requires grad, as in PyTorch: x.long(), x.argmax())
+    if need and _local.grad_enabled and op.grad is not None and \
+            getattr(out, "dtype", _FLOAT).kind in "fc":
         _record(op, args, attrs, result)
         result.requires_grad = True
     if trace.active:
@@ -188,7 +191,15 @@ registry.DEFAULT_FRONTEND[:] = [apply]
 # -- inspection ----------------------------------------------------------------------------------
 def graph_of(*tensors) -> dict:
     """The recorded graph behind ``tensors``: ``{'nodes': [...], 'edges': [(src, dst)]}``
-    with every node's id, op, shape, dtype and value, in creation order."""
+    with every node's id, op, shape, dtype and value, in creation order. A node an in-place
+    op recorded has its op's in-place name (``add_``, ``setitem_``) and ``inplace`` True.
+
+    >>> import kernelgraph as kg
+    >>> y = kg.tensor([1.0, 2.0], requires_grad=True) * 2
+    >>> y[0] = 5.0
+    >>> [(n["op"], n["inplace"]) for n in graph_of(y)["nodes"]]
+    [('leaf', False), ('mul', False), ('setitem_', True)]
+    """
     nodes, edges, seen = [], [], {}
     leaves = {}
 
@@ -205,15 +216,17 @@ def graph_of(*tensors) -> dict:
         seen[n.seq] = n
         for x in n.inputs:
             if type(x) is Tensor:
-                if x._node is not None:
-                    stack.append(x._node)
-                    edges.append((x._node.name, n.name))
+                made_by = source(x, n.seq)[0]  # x as n used it (before any in-place op)
+                if made_by is not None:
+                    stack.append(made_by)
+                    edges.append((made_by.name, n.name))
                 else:
                     edges.append((leaf_id(x), n.name))
     for lid, t in leaves.values():
         nodes.append({"id": lid, "op": "leaf", "shape": t.shape, "dtype": t.dtype.name,
-                      "value": t.data, "requires_grad": t.requires_grad})
+                      "value": t.data, "requires_grad": t.requires_grad, "inplace": False})
     for n in sorted(seen.values(), key=lambda n: n.seq):
         nodes.append({"id": n.name, "op": n.op.name, "shape": n.shape, "dtype": n.dtype.name,
-                      "value": n.value, "requires_grad": True})
+                      "value": n.value, "requires_grad": True,
+                      "inplace": getattr(n.op, "inplace", False)})
     return {"nodes": nodes, "edges": edges}

@@ -1,6 +1,6 @@
 """Grad mode, per thread: :class:`no_grad`, :class:`enable_grad`,
-:class:`set_grad_enabled` and :func:`is_grad_enabled`, as context managers and decorators
-with PyTorch's semantics."""
+:class:`set_grad_enabled`, :class:`inference_mode` and :func:`is_grad_enabled`, as context
+managers and decorators (of functions, methods and generators) with PyTorch's semantics."""
 
 from __future__ import annotations
 
@@ -20,6 +20,7 @@ class _ThreadState(threading.local):
 
     grad_enabled = True  # class attributes: the values a new thread starts with
     batching = False
+    inference = False
 
 
 _local = _ThreadState()
@@ -135,6 +136,52 @@ class set_grad_enabled(_GradMode):  # noqa: N801 - PyTorch's name
     def __call__(self, func):
         _local.grad_enabled = self.prev  # decorating switches nothing outside the function
         return super().__call__(func)
+
+
+class inference_mode(_GradMode):  # noqa: N801 - PyTorch's name
+    """``with kg.inference_mode():`` computes without recording gradients, as ``no_grad``
+    (kernelgraph has no separate inference tensors: results are ordinary tensors that do not
+    require grad). ``inference_mode(False)`` changes nothing. Also a decorator, with or
+    without parentheses.
+
+    >>> import kernelgraph as kg
+    >>> with kg.inference_mode():
+    ...     kg.is_grad_enabled(), kg.is_inference_mode_enabled()
+    (False, True)
+    """
+
+    def __new__(cls, mode=True):
+        self = super().__new__(cls)
+        if callable(mode) and not isinstance(mode, bool):  # @kg.inference_mode
+            self.enabled = True
+            return self(mode)
+        return self
+
+    def __init__(self, mode: bool = True):
+        if callable(mode) and not isinstance(mode, bool):
+            mode = True
+        self.enabled = bool(mode)
+
+    def __enter__(self):
+        self.prev = _local.grad_enabled
+        self.prev_inference = _local.inference
+        if self.enabled:
+            _local.grad_enabled = False
+            _local.inference = True
+        return self
+
+    def __exit__(self, *exc):
+        _local.grad_enabled = self.prev
+        _local.inference = self.prev_inference
+        return False
+
+    def _recreate_cm(self):
+        return inference_mode(self.enabled)
+
+
+def is_inference_mode_enabled() -> bool:
+    """Whether this thread is inside ``kg.inference_mode()``."""
+    return _local.inference
 
 
 def is_grad_enabled() -> bool:

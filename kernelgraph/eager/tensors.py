@@ -15,7 +15,8 @@ from .. import devices
 from .. import dtypes as D
 from .. import ops as O
 from ..errors import shown
-from ..graph import Node
+from ..graph import Node, _sequence
+from . import versions
 
 ndarray = np.ndarray
 
@@ -63,7 +64,7 @@ class EagerNode(Node):
     @property
     def next_functions(self):
         """The nodes that made this node's inputs (PyTorch's ``grad_fn.next_functions``)."""
-        return tuple(x._node for x in self.inputs if type(x) is Tensor)
+        return tuple(source(x, self.seq)[0] for x in self.inputs if type(x) is Tensor)
 
     def __repr__(self):
         return f"<{self.op.name} backward node #{self.seq}>"
@@ -78,7 +79,10 @@ class Tensor:
 
     # ``_grad`` and ``_hooks`` are left unset on new tensors (read through ``grad`` and
     # ``_leaf_hooks``): two attribute stores fewer on every op, which is ~6% of an eager add.
-    __slots__ = ("data", "requires_grad", "_grad", "_node", "_hooks", "__weakref__")
+    # So are ``_past`` (what an in-place op replaced: see :func:`source`) and ``_param``
+    # (set on an ``nn.Parameter``).
+    __slots__ = ("data", "requires_grad", "_grad", "_node", "_hooks", "_past", "_param",
+                 "__weakref__")
 
     @property
     def grad(self):
@@ -132,6 +136,12 @@ class Tensor:
     @property
     def grad_fn(self):
         return self._node
+
+    @property
+    def _version(self) -> int:
+        """How many in-place ops wrote into this tensor's memory (shared with its views),
+        as PyTorch's ``t._version``."""
+        return versions.version(self.data)
 
     @property
     def T(self):  # noqa: N802 - PyTorch's name
@@ -215,12 +225,43 @@ class Tensor:
         return out
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
+        """Start (or stop) recording operations on this leaf tensor; returns it (PyTorch's
+        in-place ``requires_grad_``).
+
+        >>> import kernelgraph as kg
+        >>> kg.zeros(2).requires_grad_().requires_grad
+        True
+        """
         if requires_grad and self.data.dtype not in D.FLOATS:
+            # (the factories' words, kg.tensor(..., requires_grad=True) calls this; PyTorch's
+            # requires_grad_() says "only Tensors of floating point dtype ...")
             raise RuntimeError("Only Tensors of floating point and complex dtype can require "
                                "gradients")
         if not requires_grad and self._node is not None:
-            raise RuntimeError("you can only change requires_grad flags of leaf variables.")
-        self.requires_grad = requires_grad
+            raise RuntimeError("you can only change requires_grad flags of leaf variables. If "
+                               "you want to use a computed variable in a subgraph that doesn't "
+                               "require differentiation use var_no_grad = var.detach().")
+        self.requires_grad = bool(requires_grad)
+        return self
+
+    def detach_(self) -> Tensor:
+        """Cut this tensor off the graph that made it, in place: it becomes a leaf that does
+        not require grad (PyTorch's ``detach_``); returns it.
+
+        >>> import kernelgraph as kg
+        >>> y = kg.tensor([1.0], requires_grad=True) * 2
+        >>> y.detach_().is_leaf, y.requires_grad
+        (True, False)
+        """
+        if self._node is not None and self._node.op.view:
+            raise RuntimeError("Can't detach views in-place. Use detach() instead. If you are "
+                               "using DistributedDataParallel (DDP) for training, and "
+                               "gradient_as_bucket_view is set as True, gradients are views of "
+                               "DDP buckets, and hence detach_() cannot be called on these "
+                               "gradients. To fix this error, please refer to the "
+                               "Optimizer.zero_grad() function in torch/optim/optimizer.py as "
+                               "the solution.")
+        rebase(self, None, False, next(_sequence))
         return self
 
     def to(self, *args, device=None, dtype=None) -> Tensor:
@@ -271,16 +312,7 @@ class Tensor:
     def int(self) -> Tensor:
         return self.to(D.int32)
 
-    def __repr__(self):
-        body = np.array2string(devices.to_numpy(self.data), separator=", ", prefix="tensor(")
-        extra = f", device='{self.device}'" if type(self.data) is not ndarray else ""
-        if self.data.dtype not in (D.float32, D.int64, D.bool_):
-            extra += f", dtype=kg.{self.data.dtype.name}"
-        if self._node is not None and self.requires_grad:
-            extra += f", grad_fn=<{self._node.op.name}>"
-        elif self.requires_grad:
-            extra += ", requires_grad=True"
-        return f"tensor({body}{extra})"
+    # (repr and str: PyTorch's printing, installed from .printing by .methods)
 
     __hash__ = object.__hash__  # == is elementwise, as in PyTorch; identity hashing
 
@@ -320,6 +352,42 @@ class _HookHandle:
     def remove(self):
         if self._fn in self._hooks:
             self._hooks.remove(self._fn)
+
+
+# -- in-place history ------------------------------------------------------------------------
+# A node holds its input *tensors*, and reads their ``_node`` when gradients flow. An in-place
+# op (``y.add_(1)``, ``y[0] = v``, ``y.detach_()``) gives ``y`` a new ``_node``, so it also
+# keeps what ``y`` was before in ``y._past``: the nodes recorded before the change still see
+# the ``y`` they used (PyTorch's edges, fixed when a node is made). ``rebased`` says whether
+# any tensor has a past, so that backward looks only then.
+rebased = False
+
+
+def rebase(t: Tensor, node, requires_grad: bool, since: int) -> None:
+    """Make ``node`` the one that made ``t`` (None: a leaf) from node number ``since`` on;
+    nodes recorded before ``since`` keep seeing ``t``'s old node and requires_grad."""
+    global rebased
+    entry = (since, t._node, t.requires_grad)
+    try:
+        t._past.append(entry)
+    except AttributeError:
+        t._past = [entry]
+    rebased = True
+    t._node = node
+    t.requires_grad = requires_grad
+
+
+def source(x: Tensor, seq: int) -> tuple:
+    """``(node, requires_grad)`` of tensor ``x`` as the node numbered ``seq`` saw it."""
+    if rebased:
+        try:
+            past = x._past
+        except AttributeError:
+            return x._node, x.requires_grad
+        for since, node, requires_grad in past:
+            if seq < since:
+                return node, requires_grad
+    return x._node, x.requires_grad
 
 
 def _wrap(data, requires_grad=False) -> Tensor:

@@ -139,6 +139,7 @@ class Recorder:
                 self._seen.add(id(node))
                 # the rule eager.apply used to decide whether the result requires grad
                 rg = (eager._local.grad_enabled and node.op.grad is not None and
+                      node.value.dtype.kind == "f" and
                       any(type(x) is Tensor and x.requires_grad for x in node.inputs))
                 self.nodes.append((node, rg))
         elif kind == "gradient" and self.backward_at is None:

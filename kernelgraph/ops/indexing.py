@@ -108,7 +108,7 @@ getitem = define(
     "getitem", _getitem_forward,
     lambda s, d, attrs: (_getitem_shape(s[0], attrs["index"]), d[0]),
     lambda g, out, needs, attrs, x: (getitem_grad(g, x, index=attrs["index"]),),
-    traits=("view",), reference=RG.getitem, cuda=_getitem_cuda, attr_names=("index",),
+    traits=("view",), reference=RG.getitem, cuda=_getitem_cuda, attr_names=("index",), saves=(),
     doc="Basic indexing ``x[index]`` (ints, slices, ``...``, None): a view.")
 
 
@@ -124,6 +124,95 @@ getitem_grad = define(
     reference=RG.getitem_grad,
     cuda=lambda k: lambda g, x, index: k.indexing.zeros_with(g, x.shape, _decode(index)),
     doc="Zeros of x's shape with g scattered into ``x[index]``: the gradient of getitem.")
+
+
+# -- setitem: x[index] = value -----------------------------------------------------------------
+class BroadcastError(ShapeError, RuntimeError):
+    """A value that does not fit ``x[index]``: a ShapeError, and the RuntimeError PyTorch
+    raises."""
+
+
+def _setitem_infer(shapes_, dtypes, attrs):
+    sx, sv = shapes_
+    piece = _getitem_shape(sx, attrs["index"])  # the bounds checks, with getitem's words
+    if piece is not None and sv is not None and None not in piece and None not in sv:
+        sv = tuple(sv)
+        while len(sv) > len(piece) and sv[0] == 1:  # leading 1s of a value are dropped
+            sv = sv[1:]
+        try:
+            fits = len(sv) <= len(piece) and np.broadcast_shapes(sv, piece) == tuple(piece)
+        except ValueError:
+            fits = False
+        if not fits:
+            raise BroadcastError(_expand_message(sv, tuple(piece)))
+    return sx, dtypes[0]
+
+
+def _expand_message(value, target) -> str:
+    """PyTorch's words for a value that does not expand to the indexed piece."""
+    if len(value) > len(target):
+        return (f"shape mismatch: value tensor of shape {list(value)} cannot be broadcast to "
+                f"indexing result of shape {list(target)}")
+    for k in range(1, len(value) + 1):
+        if value[-k] not in (1, target[-k]):
+            return (f"The expanded size of the tensor ({target[-k]}) must match the existing "
+                    f"size ({value[-k]}) at non-singleton dimension {len(target) - k}.  Target "
+                    f"sizes: {list(target)}.  Tensor sizes: {list(value)}")
+    return f"cannot write a value of shape {list(value)} into {list(target)}"
+
+
+def _setitem_forward(x, value, index):
+    _setitem_infer([x.shape, np.shape(value)], [x.dtype, None], {"index": index})
+    out = x.copy()
+    out[_decode(index)] = np.reshape(value, _fitted(np.shape(value), out[_decode(index)].shape))
+    return out
+
+
+def _fitted(shape, piece):
+    """``shape`` without the leading 1s that ``piece`` does not have (PyTorch drops them)."""
+    shape = tuple(shape)
+    while len(shape) > len(piece) and shape[0] == 1:
+        shape = shape[1:]
+    return shape
+
+
+def _setitem_reference(x, value, index):
+    """NumPy's own assignment into a copy: the oracle of :data:`setitem`."""
+    out = np.array(x, copy=True)
+    piece = out[_decode(index)]
+    piece[...] = np.broadcast_to(np.reshape(value, _fitted(np.shape(value), piece.shape)),
+                                 piece.shape)
+    return out
+
+
+def _setitem_grad(g, out, needs, attrs, x, value):
+    index = attrs["index"]
+    return ((setitem(g, 0.0, index=index) if needs[0] else None),
+            (getitem(g, index=index) if needs[1] else None))
+
+
+def _setitem_cuda(k):
+    core, ix = k.core, k.indexing
+
+    def forward(x, value, index):
+        _setitem_infer([x.shape, np.shape(value)], [x.dtype, None], {"index": index})
+        out = core.copy(x)
+        piece, strides, base = ix.view(x.shape, _decode(index))
+        if isinstance(value, int | float | bool | np.generic):
+            src = core.full(piece, value, x.dtype)
+        else:
+            src = ix._assignable(core.astype(value, x.dtype), piece)
+        return core.strided_write(src, out, strides, base)
+    return forward
+
+
+setitem = define(
+    "setitem", _setitem_forward, _setitem_infer, _setitem_grad,
+    traits=("fresh",), reference=_setitem_reference, cuda=_setitem_cuda, attr_names=("index",),
+    inputs=2, saves=(),
+    doc="A copy of x with ``value`` (broadcast) written at the basic index ``index``: what "
+        "eager ``x[index] = value`` records (in place, as ``setitem_``); the gradient passes "
+        "to x outside the index and to value inside it.")
 
 
 # -- gather / embedding ----------------------------------------------------------------------

@@ -16,7 +16,10 @@ op names:
   :mod:`kernelgraph.dtypes`) and ``loops`` (the CPU ufuncs built from the body);
 - ``reference``: the NumPy oracle the tests compare it with (:mod:`kernelgraph.kernels.reference`);
 - ``cuda``: how to build its CUDA forward from the :mod:`kernelgraph.kernels.cuda` package,
-  which :meth:`Op.kernel` loads on first CUDA use (numba.cuda is slow to import).
+  which :meth:`Op.kernel` loads on first CUDA use (numba.cuda is slow to import);
+- ``saves``: what the gradient rule reads of the forward's values (see :data:`SAVES`), so
+  that eager mode knows which in-place changes invalidate a recorded node (PyTorch's
+  "modified by an inplace operation" error) and which do not (``add``'s rule reads nothing).
 
 Calling an op dispatches on the types of its arguments to a *front-end*: eager tensors run at
 once (:mod:`kernelgraph.eager`), graph nodes add a node (:mod:`kernelgraph.static.build`),
@@ -30,6 +33,7 @@ naming both shapes, not NumPy's words).
 
 from __future__ import annotations
 
+import dis
 import sys
 from collections.abc import Callable, Mapping
 
@@ -70,13 +74,21 @@ TRAITS: dict[str, str] = {
 }
 
 
+#: What ``Op.saves`` holds: None where the card does not say (the rule may read every input
+#: and the output), or a tuple of the values the gradient rule reads (PyTorch's "saved
+#: variables"): ``i`` (input ``i``, always), ``"out"`` (the output), or ``(what, j)``
+#: (``what`` is read only when input ``j`` needs a gradient: ``mul`` reads y for x's
+#: gradient). ``()``: the rule reads no value, only shapes (add, sum, reshape ...).
+SAVES = "what the gradient rule reads: None (anything), or a tuple of i, 'out', (what, j)"
+
+
 class Op:
     """One operation's card: shape rule, forward, gradient rule, traits, scalar body, dtype
     rule, reference and CUDA kernel (see the module docstring)."""
 
     __slots__ = ("name", "forward", "infer", "grad", "doc", "attr_names", "arity", "traits",
                  "scalar", "compute", "loops", "reference", "cuda", "shape_inputs", "module",
-                 "_cuda_kernel")
+                 "saves", "_cuda_kernel")
 
     # Facts of the ops the compiler makes for one device (:class:`FusedOp`); None here.
     members = source = ufunc = updates = device_type = None
@@ -86,7 +98,7 @@ class Op:
                  loops=None, reference: Callable | None = None, cuda: Callable | None = None,
                  shape_inputs: tuple = (), view: bool = False, elementwise: bool = False,
                  doc: str = "", attr_names: tuple = (), inputs: int | None = None,
-                 module: str | None = None):
+                 module: str | None = None, saves: tuple | None = None):
         traits = frozenset(traits) | {t for t, on in (("view", view),
                                                       ("elementwise", elementwise)) if on}
         if shape_inputs:
@@ -106,6 +118,7 @@ class Op:
         self.cuda = cuda  # kernelgraph.kernels.cuda -> the CUDA forward (see kernel())
         self.shape_inputs = tuple(shape_inputs)  # inputs read for their shape alone
         self.module = module  # the module that defined the op (its family)
+        self.saves = None if saves is None else tuple(saves)  # see SAVES
         self.doc = doc
         # Attributes that may also be passed by position after the ``inputs`` tensors, as in
         # ``kg.sum(x, 1)`` or ``kg.reshape(x, (2, 3))``; ops without any take any arity.
@@ -114,6 +127,24 @@ class Op:
         # by name, not deep in the kernel); ops that take any number (concat) leave it out.
         self.arity = inputs or 1 if attr_names else inputs or _ANY
         self._cuda_kernel = None
+
+    def reads(self, inputs: int) -> tuple:
+        """What the gradient rule reads, as :data:`SAVES` items, for a node of ``inputs``
+        inputs: ``saves`` where the card says, else what the rule's own code loads of its
+        arguments (``lambda g, out, needs, attrs, x: (mul(g, cos(x)),)`` reads ``x``, not
+        ``out``); everything where that cannot be told (a rule taking ``*inputs``).
+
+        >>> import kernelgraph as kg
+        >>> kg.ops.exp.reads(1), kg.ops.add.reads(2)
+        (('out',), ())
+        """
+        if self.saves is not None:
+            return self.saves
+        key = (self.grad, inputs)
+        found = _READS.get(key)
+        if found is None:
+            found = _READS[key] = _rule_reads(self.grad, inputs)
+        return found
 
     @property
     def view(self) -> bool:
@@ -235,6 +266,28 @@ class Op:
 
 
 OPS: dict[str, Op] = {}
+_READS: dict = {}  # (gradient rule, number of inputs) -> what it reads (Op.reads)
+_LOADS = frozenset(("LOAD_FAST", "LOAD_FAST_CHECK", "LOAD_FAST_AND_CLEAR", "LOAD_DEREF",
+                    "LOAD_CLOSURE", "LOAD_FAST_LOAD_FAST", "DELETE_FAST", "STORE_FAST"))
+
+
+def _rule_reads(rule, inputs: int) -> tuple:
+    """The :data:`SAVES` items a gradient rule ``(g, out, needs, attrs, *inputs)`` reads,
+    told from the names its code loads (an argument it never names, it never reads)."""
+    everything = (*range(inputs), "out")
+    code = getattr(rule, "__code__", None)
+    if code is None or code.co_flags & 0x0C:  # not plain Python, or *args / **kwargs
+        return everything
+    names = code.co_varnames[:code.co_argcount]
+    if len(names) != 4 + inputs:
+        return everything
+    loaded = set(code.co_cellvars)  # (an argument a nested function uses: read)
+    for ins in dis.get_instructions(code):
+        if ins.opname in _LOADS:
+            arg = ins.argval
+            loaded.update(arg if isinstance(arg, tuple) else (arg,))
+    return tuple(["out"] * (names[1] in loaded) +
+                 [i for i in range(inputs) if names[4 + i] in loaded])
 
 
 def define(name: str, forward, infer, grad=None, **kw) -> Op:
@@ -286,6 +339,35 @@ class FusedOp(Op):
         if device.type != "cpu":
             devices.require(device)
         return self.forward
+
+
+class DerivedOp(Op):
+    """An op card made at run time and never registered (so the op-card tests and the
+    compiler never meet it): the in-place variant of a card, which eager ``x.add_(y)``
+    records (named ``add_``, with every fact of ``add``), or the card of a user's
+    ``autograd.Function``. ``base`` is the card it varies (None for a Function),
+    ``inplace`` whether its node wrote into its first input's array, and
+    ``grad_fn_name`` PyTorch's name of its backward (``AddBackward0``, ``CopySlices``).
+
+    >>> import kernelgraph as kg
+    >>> add_ = DerivedOp.inplace_of(kg.ops.add, "AddBackward0")
+    >>> add_.name, add_.inplace, add_.base is kg.ops.add, add_.saves
+    ('add_', True, True, ())
+    """
+
+    __slots__ = ("base", "inplace", "grad_fn_name")
+
+    @classmethod
+    def inplace_of(cls, base: Op, grad_fn_name: str, name: str | None = None) -> DerivedOp:
+        """The in-place variant of ``base``: ``base.name + "_"`` unless ``name``."""
+        op = cls(name or base.name + "_", base.forward, base.infer, base.grad,
+                 traits=base.traits - {"method"}, scalar=base.scalar, compute=base.compute,
+                 loops=base.loops, reference=base.reference, cuda=base.cuda,
+                 shape_inputs=base.shape_inputs, doc=f"In place: {base.doc}",
+                 attr_names=base.attr_names, module=base.module, saves=base.saves)
+        op.arity = base.arity
+        op.base, op.inplace, op.grad_fn_name = base, True, grad_fn_name
+        return op
 
 
 # -- CUDA: loaded on first use ---------------------------------------------------------------

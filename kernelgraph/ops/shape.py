@@ -181,7 +181,7 @@ def _reshape_cuda(k):
 
 reshape = define("reshape", _reshape_forward, _reshape_infer,
                  lambda g, out, needs, attrs, x: (reshape_like(g, x),), traits=("view",),
-                 reference=R.reshape, cuda=_reshape_cuda, attr_names=("shape",),
+                 reference=R.reshape, cuda=_reshape_cuda, attr_names=("shape",), saves=(),
                  doc="Same elements, new shape (a tuple or list of ints; NumPy ints too). "
                      "Exactly one dim may be -1, inferred from the others; the element "
                      "counts must match. PyTorch's rules and errors, in both modes.")
@@ -324,7 +324,7 @@ def _transpose_cuda(k):
 
 transpose = define("transpose", _transpose_forward, _transpose_infer, _transpose_grad,
                    traits=("view",), reference=R.transpose, cuda=_transpose_cuda,
-                   attr_names=("perm",),
+                   attr_names=("perm",), saves=(),
                    doc="Permute axes (reverse them when ``perm`` is None).")
 
 
@@ -360,4 +360,4 @@ broadcast_to = define(
     _broadcast_to_infer, lambda g, out, needs, attrs, x: (sum_to_like(g, x),),
     traits=("view",), reference=R.broadcast_to,
     cuda=lambda k: lambda x, shape: k.shape.broadcast_to_shape(x, _norm_shape(shape)),
-    attr_names=("shape",), doc="Broadcast x to ``shape`` (a read-only view).")
+    attr_names=("shape",), saves=(), doc="Broadcast x to ``shape`` (a read-only view).")

@@ -6,7 +6,10 @@ eager tensors compare elementwise, as in PyTorch.
 
 from __future__ import annotations
 
+import numpy as np
+
 from . import ops
+from .ops.advanced_index import advanced_getitem
 from .ops.elementwise_math import (
     floor_divide,
     logical_and,
@@ -56,14 +59,20 @@ def install(cls, apply, binary=None, equality=False):
     cls.__matmul__ = lambda x, y: matmul_torch(x, y)
     cls.__rmatmul__ = lambda x, y: matmul_torch(y, x)
     # Basic indexing x[1:3, ..., None, -1]: a getitem op with the index as a hashable attr.
-    cls.__getitem__ = lambda x, index: apply(ops.getitem, (x,),
-                                             {"index": ops.normalize_index(index)})
+    # Tensors, lists and masks in the index: NumPy's advanced indexing, with gather.
+    def getitem(x, index):
+        try:
+            normalized = ops.normalize_index(index)
+        except TypeError:
+            return advanced_getitem(x, index)
+        return apply(ops.getitem, (x,), {"index": normalized})
+    cls.__getitem__ = getitem
 
 
 def _logical(fn, symbol, *args):
     for a in args:
         dtype = getattr(a, "dtype", None) if not isinstance(a, bool) else None
-        if dtype is not None and dtype != bool:
+        if dtype is not None and np.dtype(dtype) != np.bool_:
             raise TypeError(f"'{symbol}' on a tensor of dtype {dtype} is a bitwise operation, "
                             "which kernelgraph does not have; it works on bool tensors (use "
                             "a comparison such as x > 0 first)")

@@ -102,10 +102,18 @@ _DEVICE = re.compile(r"(?:device:)?(cpu|cuda|gpu)(?::(\d+))?", re.IGNORECASE)
 _WORKER = re.compile(r"(?:job:)?([A-Za-z_][\w-]*)(?::(\d+)|/task:(\d+))?")
 
 
-def device(spec="cpu") -> Device:
-    """The :class:`Device` named by ``spec`` (a name or a Device); see the module docstring."""
+def device(spec="cpu", index: int | None = None) -> Device:
+    """The :class:`Device` named by ``spec`` (a name or a Device; ``index`` as in
+    ``torch.device('cuda', 0)``); see the module docstring."""
     if isinstance(spec, Device):
         return spec
+    if index is not None:
+        if isinstance(index, bool) or not isinstance(index, int) or index < 0:
+            raise RuntimeError(f"Device index must not be negative, got {shown(index)}")
+        if not isinstance(spec, str) or ":" in spec:
+            raise RuntimeError(f"type (string) must not include an index because index was "
+                               f"passed explicitly: {spec}")
+        spec = f"{spec}:{index}"
     if not isinstance(spec, str):
         raise TypeError(f"expected a device name such as 'cpu' or 'cuda:0', got "
                         f"{type(spec).__name__}")
@@ -139,9 +147,40 @@ _PARSED: dict = {}
 
 
 def current() -> Device | None:
-    """The innermost ``with kg.device(...)`` device, or None outside any."""
+    """The innermost ``with kg.device(...)`` device, else the default device set by
+    :func:`set_default_device` (None: no scope and the CPU default)."""
     stack = _scope.stack
-    return stack[-1] if stack else None
+    return stack[-1] if stack else _default_device[0]
+
+
+# set_default_device's device; None is the CPU (no placement, as before any call)
+_default_device: list = [None]
+
+
+def set_default_device(spec) -> None:
+    """Make new tensors (``kg.tensor``, ``kg.zeros``, ``kg.randn`` ...) live on ``spec``
+    unless told otherwise (``torch.set_default_device``); None or 'cpu' restores the CPU.
+
+    >>> import kernelgraph as kg
+    >>> kg.set_default_device("cpu"); kg.get_default_device()
+    device('cpu')
+    """
+    if spec is None:
+        _default_device[0] = None
+        return
+    dev = require(device(spec))
+    _default_device[0] = None if dev == CPU else dev
+
+
+def get_default_device() -> Device:
+    """Where new tensors go now: the innermost ``with kg.device(...)``, else the default
+    (``torch.get_default_device``).
+
+    >>> import kernelgraph as kg
+    >>> kg.get_default_device()
+    device('cpu')
+    """
+    return current() or CPU
 
 
 class unplaced:  # noqa: N801 - used like the device context it undoes

@@ -233,7 +233,7 @@ def test_minimize_with_a_global_step():
 
 
 def mlp():
-    return kg.nn.Sequential(kg.nn.Linear(4, 8), kg.nn.Tanh(), kg.nn.Dropout(0.25),
+    return kg.nn.Sequential(kg.nn.Linear(4, 8), kg.nn.Tanh(), kg.nn.Dropout(0.25, seed=7),
                             kg.nn.Linear(8, 3))
 
 

@@ -26,7 +26,7 @@ LONGER_ALLOWED = {"kernelgraph/bench/cases.py"}  # the benchmark catalogue: one 
 # listed sits on the floor of its nearest listed parent.
 FLOORS = {
     "dtypes": 0, "devices": 0, "errors": 0, "trace": 0, "shapes": 0, "graph": 0, "nest": 0,
-    "version": 0,
+    "version": 0, "tensor_shape": 0,
     "codegen": 0,
     "kernels": 1,
     "ops": 2,
@@ -34,7 +34,7 @@ FLOORS = {
     "eager": 4, "autograd": 4, "operators": 4, "static.build": 4, "static.variables": 4,
     "static.gradients": 4, "static.bindings": 4, "static.control_flow": 4,
     "static": 5, "jit": 5, "autobatching": 5,
-    "nn": 6, "optim": 6, "data": 6, "checkpoint": 6,
+    "nn": 6, "optim": 6, "data": 6, "checkpoint": 6, "utils": 6,
     "": 7,  # the package's public face, compat, widgets, bench, demo
 }
 

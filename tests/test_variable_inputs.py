@@ -51,7 +51,7 @@ def _logits(model, X, batch=50):
 @pytest.fixture(scope="module")
 def shapes_model():
     X, y = kg.data.shapes_images(480, size=16, seed=0)
-    kg.random.seed(0)
+    kg.random.seed(2)  # the notebook's seed: PyTorch's default initialisation, drawn for it
     model = ShapesNet()
     opt = kg.optim.Adam(model.parameters(), lr=0.01)
     criterion = kg.nn.CrossEntropyLoss()

@@ -1,17 +1,36 @@
-"""``kg.nn``: layers that work in both modes (eager tensors or graph nodes).
+"""``kg.nn`` (``import torch.nn as nn``): layers that work in both modes (eager tensors or
+graph nodes).
 
-- :class:`Module`: the base class (parameters, sub-modules, ``forward``, per-graph
-  variables, ``zero_grad``, ``train``/``eval``, ``state_dict``/``load_state_dict``);
+- :class:`Module`: the base class (parameters, buffers, sub-modules, ``forward``, per-graph
+  variables, ``to``/``cuda``/``double``, ``zero_grad``, ``train``/``eval``,
+  ``state_dict``/``load_state_dict``), and :class:`Parameter`;
+- containers: :class:`Sequential`, :class:`ModuleList`, :class:`ModuleDict`,
+  :class:`ParameterList`, :class:`ParameterDict`;
 - layers: :class:`Linear`, :class:`Conv2d`, :class:`MaxPool2d`, :class:`AvgPool2d`,
   :class:`GlobalAvgPool2d`, :class:`Flatten`, :class:`Dropout`, :class:`Embedding`,
-  :class:`Sequential`, and the activations :class:`ReLU`, :class:`Tanh`, :class:`Sigmoid`,
-  :class:`Softmax`, :class:`LogSoftmax`, :class:`Identity`;
-- losses: :class:`CrossEntropyLoss`, :class:`MSELoss`;
+  and the activations :class:`ReLU`, :class:`Tanh`, :class:`Sigmoid`, :class:`Softmax`,
+  :class:`LogSoftmax`, :class:`Identity`, :class:`LeakyReLU`, :class:`GELU` ...;
+- normalisation: :class:`BatchNorm1d`, :class:`BatchNorm2d`, :class:`LayerNorm`;
+- losses: :class:`CrossEntropyLoss`, :class:`NLLLoss`, :class:`MSELoss`, :class:`L1Loss`,
+  :class:`SmoothL1Loss`, :class:`BCELoss`, :class:`BCEWithLogitsLoss`;
 - recurrent: :class:`RNNCell`, :class:`LSTMCell` and :func:`dynamic_rnn`;
-- :mod:`kernelgraph.nn.init`: initialisers drawing from ``kg.random``.
+- :mod:`kernelgraph.nn.functional` (``F``) and :mod:`kernelgraph.nn.init`.
 """
 
-from . import init
+from . import functional, init
+from .activations import (
+    ELU,
+    GELU,
+    Hardtanh,
+    LeakyReLU,
+    LogSigmoid,
+    ReLU6,
+    SiLU,
+    Softmin,
+    Softplus,
+    Softsign,
+)
+from .containers import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
 from .conv import AvgPool2d, Conv2d, GlobalAvgPool2d, MaxPool2d
 from .layers import (
     Dropout,
@@ -21,16 +40,29 @@ from .layers import (
     Linear,
     LogSoftmax,
     ReLU,
-    Sequential,
     Sigmoid,
     Softmax,
     Tanh,
 )
-from .loss import CrossEntropyLoss, MSELoss
+from .loss import (
+    BCELoss,
+    BCEWithLogitsLoss,
+    CrossEntropyLoss,
+    L1Loss,
+    MSELoss,
+    NLLLoss,
+    SmoothL1Loss,
+)
 from .module import Module
+from .normalization import BatchNorm1d, BatchNorm2d, LayerNorm
+from .parameter import Parameter
 from .rnn import LSTMCell, RNNCell, dynamic_rnn
 
-__all__ = ["AvgPool2d", "Conv2d", "CrossEntropyLoss", "Dropout", "Embedding", "Flatten",
-           "GlobalAvgPool2d", "Identity", "LSTMCell", "Linear", "LogSoftmax", "MSELoss",
-           "MaxPool2d", "Module", "RNNCell", "ReLU", "Sequential", "Sigmoid", "Softmax", "Tanh",
-           "dynamic_rnn", "init"]
+__all__ = ["AvgPool2d", "BCELoss", "BCEWithLogitsLoss", "BatchNorm1d", "BatchNorm2d",
+           "LayerNorm", "Conv2d", "CrossEntropyLoss",
+           "Dropout", "ELU", "Embedding", "Flatten", "GELU", "GlobalAvgPool2d", "Hardtanh",
+           "Identity", "L1Loss", "LSTMCell", "LeakyReLU", "Linear", "LogSigmoid", "LogSoftmax",
+           "MSELoss", "MaxPool2d", "Module", "ModuleDict", "ModuleList", "NLLLoss", "Parameter",
+           "ParameterDict", "ParameterList", "RNNCell", "ReLU", "ReLU6", "Sequential", "SiLU",
+           "Sigmoid", "SmoothL1Loss", "Softmax", "Softmin", "Softplus", "Softsign", "Tanh",
+           "dynamic_rnn", "functional", "init"]

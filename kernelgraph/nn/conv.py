@@ -50,19 +50,34 @@ class Conv2d(Module):
     """
 
     def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1, padding=0,
-                 dilation=1, bias: bool = True, dtype=None, name: str | None = None):
+                 dilation=1, groups: int = 1, bias: bool = True, padding_mode: str = "zeros",
+                 device=None, dtype=None, name: str | None = None):
         super().__init__(name)
+        if groups != 1 or padding_mode != "zeros":
+            raise NotImplementedError("Conv2d: groups != 1 and padding modes other than "
+                                      "'zeros' are not supported by kernelgraph")
         self.in_channels = positive_int("Conv2d", "in_channels", in_channels)
         self.out_channels = positive_int("Conv2d", "out_channels", out_channels)
         self.kernel_size = _pair(kernel_size, "kernel_size", 1, "Conv2d")
         self.stride = _pair(stride, "stride", 1, "Conv2d")
-        self.padding = _pair(padding, "padding", 0, "Conv2d")
         self.dilation = _pair(dilation, "dilation", 1, "Conv2d")
+        self._padding_text = padding if isinstance(padding, str) else None  # torch's repr
+        if padding == "valid":
+            padding = 0
+        elif padding == "same":  # as torch: (dilation * (k - 1)) // 2 each side, odd totals only
+            if self.stride != (1, 1) or any(d * (k - 1) % 2 for d, k in
+                                            zip(self.dilation, self.kernel_size)):
+                raise NotImplementedError("Conv2d: padding='same' with a stride or an even "
+                                          "kernel is not supported by kernelgraph")
+            padding = tuple(d * (k - 1) // 2 for d, k in zip(self.dilation, self.kernel_size))
+        self.padding = _pair(padding, "padding", 0, "Conv2d")
         dtype = float_dtype("Conv2d", dtype)
         self.register_parameter("weight", empty(dtype, self.out_channels, self.in_channels,
                                                 *self.kernel_size))
         self.register_parameter("bias", empty(dtype, self.out_channels) if bias else None)
         self.reset_parameters()
+        if device is not None:
+            self.to(device)
 
     def reset_parameters(self) -> None:
         """PyTorch's default initialisation (see the class docstring)."""
@@ -83,7 +98,9 @@ class Conv2d(Module):
     def extra_repr(self) -> str:
         s = f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, " \
             f"stride={self.stride}"
-        if self.padding != (0, 0):
+        if self._padding_text is not None:
+            s += f", padding={self._padding_text}"
+        elif self.padding != (0, 0):
             s += f", padding={self.padding}"
         if self.dilation != (1, 1):
             s += f", dilation={self.dilation}"
@@ -92,10 +109,17 @@ class Conv2d(Module):
 
 class _Pool2d(Module):
     op = None
+    _plain: dict = {}
 
-    def __init__(self, kernel_size, stride=None, padding=0):
+    def __init__(self, kernel_size, stride=None, padding=0, **options):
         super().__init__()
         what = type(self).__name__
+        for key, value in options.items():
+            if value != self._plain[key]:
+                raise NotImplementedError(f"{what}: {key}={value!r} is not supported by "
+                                          f"kernelgraph (only {self._plain[key]!r})")
+        # as given, for PyTorch's repr ('kernel_size=2, stride=2')
+        self._given = (kernel_size, kernel_size if stride is None else stride, padding)
         self.kernel_size = _pair(kernel_size, "kernel_size", 1, what)
         self.stride = self.kernel_size if stride is None else _pair(stride, "stride", 1, what)
         self.padding = _pair(padding, "padding", 0, what)
@@ -108,7 +132,9 @@ class _Pool2d(Module):
                              stride=self.stride, padding=self.padding)
 
     def extra_repr(self) -> str:
-        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+        k, st, p = self._given
+        return f"kernel_size={k}, stride={st}, padding={p}" + "".join(
+            f", {key}={value}" for key, value in self._plain.items())
 
 
 class MaxPool2d(_Pool2d):
@@ -120,6 +146,14 @@ class MaxPool2d(_Pool2d):
     """
 
     op = staticmethod(O.max_pool2d)
+    _plain = {"dilation": 1, "ceil_mode": False}
+
+    def __init__(self, kernel_size, stride=None, padding=0, dilation=1,
+                 return_indices: bool = False, ceil_mode: bool = False):
+        if return_indices:
+            raise NotImplementedError("MaxPool2d: return_indices=True is not supported by "
+                                      "kernelgraph")
+        super().__init__(kernel_size, stride, padding, dilation=dilation, ceil_mode=ceil_mode)
 
 
 class AvgPool2d(_Pool2d):
@@ -132,6 +166,14 @@ class AvgPool2d(_Pool2d):
     """
 
     op = staticmethod(O.avg_pool2d)
+    _plain: dict = {}
+
+    def __init__(self, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
+                 count_include_pad: bool = True, divisor_override=None):
+        if ceil_mode or not count_include_pad or divisor_override is not None:
+            raise NotImplementedError("AvgPool2d: ceil_mode, count_include_pad=False and "
+                                      "divisor_override are not supported by kernelgraph")
+        super().__init__(kernel_size, stride, padding)
 
 
 class GlobalAvgPool2d(Module):

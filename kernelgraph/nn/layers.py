@@ -21,7 +21,7 @@ Sequential(
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+import warnings
 
 import numpy as np
 
@@ -31,7 +31,9 @@ from ..eager import Tensor, tensor
 from ..errors import shown
 from ..graph import Node, shape_str
 from ..ops import random as R
+from . import functional as F
 from . import init
+from .containers import Sequential
 from .module import Module
 
 __all__ = ["Dropout", "Embedding", "Flatten", "Identity", "Linear", "LogSoftmax", "ReLU",
@@ -92,8 +94,8 @@ class Linear(Module):
     ValueError: Linear(3, 4): expected input of shape (*, 3), got (2, 5)
     """
 
-    def __init__(self, in_features: int, out_features: int, bias: bool = True, dtype=None,
-                 name: str | None = None):
+    def __init__(self, in_features: int, out_features: int, bias: bool = True, device=None,
+                 dtype=None, name: str | None = None):
         super().__init__(name)
         self.in_features = positive_int("Linear", "in_features", in_features)
         self.out_features = positive_int("Linear", "out_features", out_features)
@@ -101,6 +103,8 @@ class Linear(Module):
         self.register_parameter("weight", empty(dtype, self.out_features, self.in_features))
         self.register_parameter("bias", empty(dtype, self.out_features) if bias else None)
         self.reset_parameters()
+        if device is not None:
+            self.to(device)
 
     def reset_parameters(self) -> None:
         """PyTorch's default initialisation (see the class docstring)."""
@@ -172,11 +176,13 @@ class Dropout(Module):
     """Zero each element with probability ``p`` and scale the rest by 1/(1-p) in training
     mode; the identity after ``eval()`` (``torch.nn.Dropout``).
 
-    Seeding: the layer holds one op seed (``seed``, or the next automatic seed of
-    ``kg.random`` when it is made), so its k-th eager call and the k-th ``Session.run`` of its
-    node in a graph draw the same mask: a model trained the same way in both modes drops the
-    same units. In a graph the mode is read when the graph is built (call ``eval()`` before
-    building an evaluation graph), as Keras' learning phase was.
+    Seeding: without ``seed``, an eager call draws PyTorch's mask from PyTorch's generator
+    (a seeded PyTorch program drops the units torch drops), and a graph node draws from
+    ``kg.random`` at each run. With ``seed=n`` the layer holds that op seed in both modes, so
+    its k-th eager call and the k-th ``Session.run`` of its node draw the same mask: a model
+    trained the same way in both modes drops the same units. In a graph the mode is read when
+    the graph is built (call ``eval()`` before building an evaluation graph), as Keras'
+    learning phase was.
 
     >>> import kernelgraph as kg
     >>> drop = kg.nn.Dropout(0.5)
@@ -187,21 +193,25 @@ class Dropout(Module):
     [1.0, 1.0, 1.0]
     """
 
-    def __init__(self, p: float = 0.5, seed: int | None = None):
+    def __init__(self, p: float = 0.5, inplace: bool = False, seed: int | None = None):
         super().__init__()
+        self.inplace = bool(inplace)
         if isinstance(p, bool) or not isinstance(p, int | float) or not 0 <= p <= 1:
             raise ValueError(f"dropout probability has to be between 0 and 1, but got {shown(p)}")
         self.p = float(p)
         # An explicit op seed, reserved now: eager calls with one seed share a draw counter,
         # and a graph node counts its own runs, so both modes walk the same stream.
         self.seed = seed if seed is not None else R._seed_attrs(None, True)["seed"]
+        self._torch_masks = seed is None  # eager calls draw PyTorch's masks
 
     def forward(self, x: Tensor | Node) -> Tensor | Node:
-        return O.dropout(as_input("Dropout", x), p=self.p, training=self.training,
-                         seed=self.seed)
+        x = as_input("Dropout", x)
+        if self._torch_masks and isinstance(x, Tensor):
+            return F.torch_dropout(x, self.p, self.training)
+        return O.dropout(x, p=self.p, training=self.training, seed=self.seed)
 
     def extra_repr(self) -> str:
-        return f"p={self.p}"
+        return f"p={self.p}, inplace={self.inplace}"
 
 
 # -- Embedding ------------------------------------------------------------------------------------
@@ -215,14 +225,22 @@ class Embedding(Module):
     (2, 2, 3)
     """
 
-    def __init__(self, num_embeddings: int, embedding_dim: int, dtype=None,
+    def __init__(self, num_embeddings: int, embedding_dim: int, padding_idx=None, max_norm=None,
+                 norm_type: float = 2.0, scale_grad_by_freq: bool = False, sparse: bool = False,
+                 _weight=None, _freeze: bool = False, device=None, dtype=None,
                  name: str | None = None):
         super().__init__(name)
+        if padding_idx is not None or max_norm is not None or scale_grad_by_freq or sparse \
+                or _weight is not None:
+            raise NotImplementedError("Embedding: padding_idx, max_norm, scale_grad_by_freq, "
+                                      "sparse and _weight are not supported by kernelgraph")
         self.num_embeddings = positive_int("Embedding", "num_embeddings", num_embeddings)
         self.embedding_dim = positive_int("Embedding", "embedding_dim", embedding_dim)
         dtype = float_dtype("Embedding", dtype)
         self.register_parameter("weight", empty(dtype, self.num_embeddings, self.embedding_dim))
         init.normal_(self._parameters["weight"])
+        if device is not None:
+            self.to(device)
 
     def forward(self, ids: Tensor | Node) -> Tensor | Node:
         ids = as_input("Embedding", ids)
@@ -238,55 +256,6 @@ class Embedding(Module):
 
     def extra_repr(self) -> str:
         return f"{self.num_embeddings}, {self.embedding_dim}"
-
-
-# -- Sequential -----------------------------------------------------------------------------------
-class Sequential(Module):
-    """Modules called one after another (``torch.nn.Sequential``); children are named
-    ``'0'``, ``'1'`` ... in ``named_parameters`` and ``state_dict``.
-
-    >>> import kernelgraph as kg
-    >>> net = kg.nn.Sequential(kg.nn.Linear(2, 3), kg.nn.Tanh())
-    >>> [name for name, _ in net.named_parameters()], len(net), type(net[1]).__name__
-    (['0.weight', '0.bias'], 2, 'Tanh')
-    """
-
-    def __init__(self, *modules: Module):
-        super().__init__()
-        for k, m in enumerate(modules):
-            if not isinstance(m, Module):
-                raise TypeError(f"Sequential: argument {k} is a {type(m).__name__}, expected a "
-                                "kg.nn.Module")
-            self._modules[str(k)] = m
-
-    def __len__(self) -> int:
-        return len(self._modules)
-
-    def __iter__(self) -> Iterator[Module]:
-        return iter(self._modules.values())
-
-    def __getitem__(self, index: int) -> Module:
-        items = list(self._modules.values())
-        if isinstance(index, slice):
-            return Sequential(*items[index])
-        return items[index]
-
-    def append(self, module: Module) -> Sequential:
-        """Add ``module`` at the end.
-
-        >>> import kernelgraph as kg
-        >>> len(kg.nn.Sequential(kg.nn.ReLU()).append(kg.nn.Tanh()))
-        2
-        """
-        if not isinstance(module, Module):
-            raise TypeError(f"Sequential: expected a kg.nn.Module, got {type(module).__name__}")
-        self._modules[str(len(self._modules))] = module
-        return self
-
-    def forward(self, x: Tensor | Node) -> Tensor | Node:
-        for m in self._modules.values():
-            x = m(x)
-        return x
 
 
 # -- activations ----------------------------------------------------------------------------------
@@ -338,20 +307,32 @@ class Sigmoid(Module):
         return O.sigmoid(as_input("Sigmoid", x))
 
 
+def _implicit_dim(x, dim, what: str) -> int:
+    """``dim``, or PyTorch's legacy choice for ``dim=None`` (with its warning)."""
+    if dim is not None:
+        return dim
+    warnings.warn(f"Implicit dimension choice for {what} has been deprecated. Change the call "
+                  "to include dim=X as an argument.", UserWarning, stacklevel=4)
+    n = len(shape_of(x) or ())
+    return 0 if n in (0, 1, 3) else 1
+
+
 class Softmax(Module):
-    """Softmax along ``dim`` (default -1, the last dim).
+    """Softmax along ``dim`` (``dim=None``: PyTorch's legacy implicit choice, with its
+    warning: dim 0 for 0-, 1- and 3-D inputs, else dim 1).
 
     >>> import kernelgraph as kg
     >>> kg.nn.Softmax(dim=1)(kg.zeros(1, 4)).tolist()
     [[0.25, 0.25, 0.25, 0.25]]
     """
 
-    def __init__(self, dim: int = -1):
+    def __init__(self, dim: int | None = None):
         super().__init__()
-        self.dim = int(dim)
+        self.dim = None if dim is None else int(dim)
 
     def forward(self, x: Tensor | Node) -> Tensor | Node:
-        return O.softmax(as_input("Softmax", x), axis=self.dim)
+        x = as_input("Softmax", x)
+        return O.softmax(x, axis=_implicit_dim(x, self.dim, "softmax"))
 
     def extra_repr(self) -> str:
         return f"dim={self.dim}"
@@ -366,4 +347,5 @@ class LogSoftmax(Softmax):
     """
 
     def forward(self, x: Tensor | Node) -> Tensor | Node:
-        return O.log_softmax(as_input("LogSoftmax", x), axis=self.dim)
+        x = as_input("LogSoftmax", x)
+        return O.log_softmax(x, axis=_implicit_dim(x, self.dim, "log_softmax"))

@@ -47,6 +47,8 @@ from ..graph import Graph, Node, get_default_graph
 from ..static.control_flow import root_graph
 from ..static.variables import Variable
 from .init import copy_into
+from .module_devices import DeviceMethods
+from .parameter import is_parameter
 
 
 class _Calls(threading.local):
@@ -99,7 +101,12 @@ def _snake(name: str) -> str:
     return re.sub(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", "_", name).lower()
 
 
-class Module:
+def _addindent(text: str, spaces: int) -> str:
+    first, *rest = text.split("\n")
+    return "\n".join([first, *[" " * spaces + line for line in rest]])
+
+
+class Module(DeviceMethods):
     """Base class of layers: parameters, sub-modules, and a ``forward`` for both modes.
 
     Subclasses call ``super().__init__()`` first, register parameters with
@@ -114,6 +121,8 @@ class Module:
     def __init__(self, name: str | None = None):
         object.__setattr__(self, "_parameters", {})
         object.__setattr__(self, "_modules", {})
+        object.__setattr__(self, "_buffers", {})
+        object.__setattr__(self, "_non_persistent", set())
         object.__setattr__(self, "_variables", weakref.WeakKeyDictionary())
         object.__setattr__(self, "training", True)
         object.__setattr__(self, "name", name or _snake(type(self).__name__))
@@ -132,8 +141,8 @@ class Module:
         if params is None:
             raise AttributeError("cannot register a parameter before Module.__init__() runs; "
                                  "call super().__init__() first")
-        if not isinstance(name, str) or not name.isidentifier():
-            raise ValueError(f"parameter name must be a Python identifier, got {shown(name)}")
+        if not isinstance(name, str) or not name or "." in name:
+            raise KeyError(f"parameter name can't contain \".\" or be empty, got {shown(name)}")
         if name in self.__dict__ or name in self._modules:
             raise KeyError(f"attribute '{name}' already exists")
         if value is None:
@@ -147,12 +156,61 @@ class Module:
                             f"{t.dtype.name}")
         if not t.is_leaf:
             t = t.detach()
-        t.requires_grad_(True)
+        if not is_parameter(t):  # a plain tensor: requires grad, as a Parameter() does
+            t.requires_grad_(True)
+        t._param = True  # an nn.Parameter from now on (isinstance, "Parameter containing:")
+        self.__dict__.get("_buffers", {}).pop(name, None)
         params[name] = t
         return t
 
+    def register_buffer(self, name: str, tensor_, persistent: bool = True) -> None:
+        """A tensor of the module's state that is not trained (running statistics ...):
+        moved by :meth:`to` and saved by :meth:`state_dict` (unless not ``persistent``).
+
+        >>> import kernelgraph as kg
+        >>> m = kg.nn.Module(); m.register_buffer("count", kg.zeros(1))
+        >>> [name for name, _ in m.named_buffers()], m.count.tolist()
+        (['count'], [0.0])
+        """
+        buffers = self.__dict__.get("_buffers")
+        if buffers is None:
+            raise AttributeError("cannot assign buffer before Module.__init__() call")
+        if not isinstance(name, str) or not name.isidentifier():
+            raise KeyError(f"buffer name must be a Python identifier, got {shown(name)}")
+        if name in self.__dict__ or name in self._modules or name in self._parameters:
+            raise KeyError(f"attribute '{name}' already exists")
+        if tensor_ is not None and not isinstance(tensor_, Tensor):
+            raise TypeError(f"cannot assign '{type(tensor_).__name__}' object to buffer "
+                            f"'{name}' (torch Tensor or None required)")
+        buffers[name] = tensor_
+        (self._non_persistent.discard if persistent else self._non_persistent.add)(name)
+
+    def add_module(self, name: str, module: Module | None) -> None:
+        """Add the sub-module ``name`` (as assigning ``self.<name> = module`` does)."""
+        if module is not None and not isinstance(module, Module):
+            raise TypeError(f"{type(module).__name__} is not a Module subclass")
+        if not isinstance(name, str) or "." in name or not name:
+            raise KeyError(f"module name can't contain \".\" or be empty, got {shown(name)}")
+        self._modules[name] = module
+
+    register_module = add_module
+
     def __setattr__(self, name: str, value):
         modules = self.__dict__.get("_modules")
+        if is_parameter(value):  # self.w = nn.Parameter(...): registered, as in PyTorch
+            if modules is None:
+                raise AttributeError("cannot assign parameters before Module.__init__() call")
+            modules.pop(name, None)
+            self.__dict__.pop(name, None)
+            self.register_parameter(name, value)
+            return
+        buffers = self.__dict__.get("_buffers")
+        if buffers is not None and name in buffers:
+            if value is not None and not isinstance(value, Tensor):
+                raise TypeError(f"cannot assign '{type(value).__name__}' as buffer '{name}' "
+                                "(torch.Tensor or None expected)")
+            buffers[name] = value
+            return
         if isinstance(value, Module):
             if modules is None:
                 raise AttributeError("cannot assign a sub-module before Module.__init__() runs;"
@@ -179,36 +237,118 @@ class Module:
         modules = self.__dict__.get("_modules", {})
         if name in modules:
             return modules[name]
+        buffers = self.__dict__.get("_buffers", {})
+        if name in buffers:
+            return buffers[name]
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
-    def named_parameters(self, prefix: str = "", recurse: bool = True
-                         ) -> Iterator[tuple[str, Tensor]]:
-        """``(name, tensor)`` for every parameter, sub-modules' as ``'child.weight'``.
+    def __delattr__(self, name: str):
+        for store in ("_parameters", "_buffers", "_modules"):
+            if name in self.__dict__.get(store, {}):
+                del self.__dict__[store][name]
+                return
+        object.__delattr__(self, name)
+
+    def named_parameters(self, prefix: str = "", recurse: bool = True,
+                         remove_duplicate: bool = True) -> Iterator[tuple[str, Tensor]]:
+        """``(name, tensor)`` for every parameter, sub-modules' as ``'child.weight'`` (a
+        parameter shared by two modules once).
 
         >>> import kernelgraph as kg
         >>> [name for name, _ in kg.nn.RNNCell(2, 3, bias=False).named_parameters()]
         ['weight_ih', 'weight_hh']
         """
-        for name, p in self._parameters.items():
-            if p is not None:
-                yield prefix + name, p
-        if recurse:
-            for child_name, child in self._modules.items():
-                yield from child.named_parameters(prefix + child_name + ".", True)
+        seen: set = set()
+        modules = self.named_modules(prefix=prefix) if recurse else [(prefix, self)]
+        for mod_prefix, m in modules:
+            for name, p in m._parameters.items():
+                if p is None or (remove_duplicate and id(p) in seen):
+                    continue
+                seen.add(id(p))
+                yield (mod_prefix + "." if mod_prefix else "") + name, p
 
     def parameters(self, recurse: bool = True) -> Iterator[Tensor]:
         """Every parameter tensor (for an optimiser)."""
         for _, p in self.named_parameters(recurse=recurse):
             yield p
 
+    def named_buffers(self, prefix: str = "", recurse: bool = True
+                      ) -> Iterator[tuple[str, Tensor]]:
+        """``(name, tensor)`` for every buffer (see :meth:`register_buffer`)."""
+        modules = self.named_modules(prefix=prefix) if recurse else [(prefix, self)]
+        for mod_prefix, m in modules:
+            for name, b in m._buffers.items():
+                if b is not None:
+                    yield (mod_prefix + "." if mod_prefix else "") + name, b
+
+    def buffers(self, recurse: bool = True) -> Iterator[Tensor]:
+        for _, b in self.named_buffers(recurse=recurse):
+            yield b
+
+    def named_children(self) -> Iterator[tuple[str, Module]]:
+        seen: set = set()
+        for name, m in self._modules.items():
+            if m is not None and id(m) not in seen:
+                seen.add(id(m))
+                yield name, m
+
     def children(self) -> Iterator[Module]:
-        yield from self._modules.values()
+        for _, m in self.named_children():
+            yield m
+
+    def named_modules(self, memo: set | None = None, prefix: str = "",
+                      remove_duplicate: bool = True) -> Iterator[tuple[str, Module]]:
+        """``(name, module)`` for this module (``''``) and every module inside it.
+
+        >>> import kernelgraph as kg
+        >>> [n for n, _ in kg.nn.Sequential(kg.nn.Linear(1, 1), kg.nn.ReLU()).named_modules()]
+        ['', '0', '1']
+        """
+        memo = set() if memo is None else memo
+        if remove_duplicate:
+            if id(self) in memo:
+                return
+            memo.add(id(self))
+        yield prefix, self
+        for name, m in self._modules.items():
+            if m is not None:
+                yield from m.named_modules(memo, prefix + ("." if prefix else "") + name,
+                                           remove_duplicate)
 
     def modules(self) -> Iterator[Module]:
         """This module and every module inside it."""
-        yield self
-        for child in self._modules.values():
-            yield from child.modules()
+        for _, m in self.named_modules():
+            yield m
+
+    def apply(self, fn) -> Module:
+        """Call ``fn(m)`` on every sub-module, then on this one (as PyTorch, children first,
+        e.g. to initialise weights); returns self.
+
+        >>> import kernelgraph as kg
+        >>> net = kg.nn.Sequential(kg.nn.Linear(2, 2))
+        >>> _ = net.apply(lambda m: kg.nn.init.zeros_(m.weight) if hasattr(m, "weight") else 0)
+        >>> net[0].weight.tolist()
+        [[0.0, 0.0], [0.0, 0.0]]
+        """
+        for m in self.children():
+            m.apply(fn)
+        fn(self)
+        return self
+
+    def requires_grad_(self, requires_grad: bool = True) -> Module:
+        """Switch gradient tracking of every parameter (freezing a model); returns self."""
+        for p in self.parameters():
+            p.requires_grad_(requires_grad)
+        return self
+
+    def get_submodule(self, target: str) -> Module:
+        """The sub-module at the dotted path ``target`` (``'0.conv'``)."""
+        m = self
+        for part in target.split(".") if target else []:
+            if part not in m._modules:
+                raise AttributeError(f"{type(m).__name__} has no attribute `{part}`")
+            m = m._modules[part]
+        return m
 
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Forget the gradients ``backward()`` accumulated in every parameter."""
@@ -258,7 +398,22 @@ class Module:
         {'weight_ih': (3, 2), 'weight_hh': (3, 3)}
         """
         return {name: np.array(to_numpy(p.data), copy=True)  # a GPU tensor: copied to host
-                for name, p in self.named_parameters()}
+                for name, p in self._state_items()}
+
+    def _state_items(self) -> list:
+        """``(name, tensor)`` of what :meth:`state_dict` saves, in PyTorch's order (per
+        module: its parameters, then its persistent buffers; then its children)."""
+        items, seen = [], set()
+        for prefix, m in self.named_modules():
+            dot = prefix + "." if prefix else ""
+            for name, p in m._parameters.items():
+                if p is not None and id(p) not in seen:
+                    seen.add(id(p))
+                    items.append((dot + name, p))
+            for name, b in m._buffers.items():
+                if b is not None and name not in m._non_persistent:
+                    items.append((dot + name, b))
+        return items
 
     def load_state_dict(self, state_dict: dict, strict: bool = True) -> Module:
         """Copy ``state_dict``'s arrays into the parameters (in place). With ``strict``, its
@@ -282,7 +437,7 @@ class Module:
         if not isinstance(state_dict, dict):
             raise TypeError(f"load_state_dict expects a dict of name -> array, got "
                             f"{type(state_dict).__name__}")
-        own = dict(self.named_parameters())
+        own = dict(self._state_items())
         what = f"{type(self).__name__}.load_state_dict"
         if strict:
             missing = [k for k in own if k not in state_dict]
@@ -370,9 +525,24 @@ class Module:
         """What ``repr`` shows between the parentheses (subclasses: their arguments)."""
         return ""
 
+    def _get_name(self) -> str:
+        return type(self).__name__
+
     def __repr__(self):
-        inner = [f"  ({name}): {child!r}".replace("\n", "\n  ")
-                 for name, child in self._modules.items()]
-        if not inner:
-            return f"{type(self).__name__}({self.extra_repr()})"
-        return f"{type(self).__name__}({self.extra_repr()}\n" + "\n".join(inner) + "\n)"
+        # PyTorch's layout: one line when there is only an extra_repr, else one line each
+        extra = self.extra_repr()
+        extra_lines = extra.split("\n") if extra else []
+        child_lines = [f"({name}): " + _addindent(repr(child), 2)
+                       for name, child in self._modules.items()]
+        lines = extra_lines + child_lines
+        main = self._get_name() + "("
+        if lines:
+            if len(extra_lines) == 1 and not child_lines:
+                main += extra_lines[0]
+            else:
+                main += "\n  " + "\n  ".join(lines) + "\n"
+        return main + ")"
+
+    def __dir__(self):
+        return sorted(set(super().__dir__()) | set(self._parameters) | set(self._modules)
+                      | set(self._buffers))

@@ -18,8 +18,128 @@ float64 = np.dtype(np.float64)
 int32 = np.dtype(np.int32)
 int64 = np.dtype(np.int64)
 bool_ = np.dtype(np.bool_)
+# Storage dtypes (TF1 tutorials' uint8 images, int8/int16 data, float16 casts): nodes and
+# tensors may hold them (constants, placeholders, Variables, feeds, fetches, casts), and an
+# op computes on them in the kept dtype of their kind (:data:`WIDE`: int64, float32), as a
+# NumPy array of them is read. A graph stores an elementwise result of operands that share
+# one storage dtype in that dtype again (:func:`kept_narrow`): ``int8 + int8`` is int8,
+# wrapping at 127, and float16 math is rounded to float16, as TF1 and PyTorch do.
+int8 = np.dtype(np.int8)
+int16 = np.dtype(np.int16)
+uint8 = np.dtype(np.uint8)
+float16 = np.dtype(np.float16)
+#: TF1's ``tf.string``: a tensor of ``bytes`` objects (constants, feeds and fetches only).
+string = np.dtype(object)
 
 SUPPORTED = (float32, float64, int32, int64, bool_)
+STORAGE = (int8, int16, uint8, float16)
+#: PyTorch's names of dtypes (``torch.float``, ``torch.long``, ``torch.half`` ...), which
+#: kernelgraph's package exports: kernelgraph is the ``torch`` namespace of ported code.
+TORCH_NAMES = {"float": float32, "double": float64, "half": float16, "long": int64,
+               "int": int32, "short": int16, "bool": bool_, "uint8": uint8, "int8": int8,
+               "int16": int16, "float16": float16, "float32": float32, "float64": float64,
+               "int32": int32, "int64": int64}
+class DType:
+    """TF1's ``tf.DType``, as a TF1 program reads ``t.dtype``: kernelgraph's dtype (a NumPy
+    dtype, its ``.dtype``) with TF1's attributes and printing (``<dtype: 'float32'>``).
+    It equals the NumPy dtype, its name and other DTypes of it, and ``as_dtype`` and NumPy
+    read it as that dtype, so it can be handed back to any op.
+
+    >>> d = DType(float32)
+    >>> str(d), repr(d), d == float32, d.is_floating, d.as_numpy_dtype, d.base_dtype is d
+    ("<dtype: 'float32'>", 'tf.float32', True, True, <class 'numpy.float32'>, True)
+    """
+
+    __slots__ = ("dtype",)
+
+    def __init__(self, dtype):
+        self.dtype = as_dtype(dtype)
+
+    @property
+    def name(self) -> str:
+        return "string" if self.dtype is string else self.dtype.name
+
+    @property
+    def base_dtype(self) -> DType:
+        return self
+
+    real_dtype = base_dtype
+
+    @property
+    def as_numpy_dtype(self):
+        return self.dtype.type
+
+    @property
+    def as_datatype_enum(self) -> int:
+        return {float32: 1, float64: 2, int32: 3, uint8: 4, int16: 5, int8: 6, string: 7,
+                int64: 9, bool_: 10, float16: 19}[self.dtype]
+
+    @property
+    def is_floating(self) -> bool:
+        return self.dtype.kind == "f"
+
+    @property
+    def is_integer(self) -> bool:
+        return self.dtype.kind in "iu"
+
+    @property
+    def is_bool(self) -> bool:
+        return self.dtype is bool_
+
+    @property
+    def is_unsigned(self) -> bool:
+        return self.dtype.kind == "u"
+
+    @property
+    def is_complex(self) -> bool:
+        return False
+
+    @property
+    def is_numpy_compatible(self) -> bool:
+        return True
+
+    @property
+    def size(self) -> int:
+        return self.dtype.itemsize
+
+    @property
+    def min(self):
+        if self.dtype.kind == "f":
+            return float(np.finfo(self.dtype).min)
+        return False if self.dtype is bool_ else int(np.iinfo(self.dtype).min)
+
+    @property
+    def max(self):
+        if self.dtype.kind == "f":
+            return float(np.finfo(self.dtype).max)
+        return True if self.dtype is bool_ else int(np.iinfo(self.dtype).max)
+
+    def is_compatible_with(self, other) -> bool:
+        return self == other
+
+    def __eq__(self, other):
+        if isinstance(other, DType):
+            return other.dtype is self.dtype
+        try:
+            return as_dtype(other) is self.dtype
+        except (TypeError, ValueError):
+            return False
+
+    def __ne__(self, other):
+        return not self.__eq__(other)
+
+    def __hash__(self):
+        return hash(self.dtype)
+
+    def __repr__(self):
+        return f"tf.{self.name}"
+
+    def __str__(self):
+        return f"<dtype: '{self.name}'>"
+
+
+#: The dtype an op computes in for each storage dtype.
+WIDE = {int8: int64, int16: int64, uint8: int64, float16: float32}
 # The same, as a set for the hot paths' one membership test: an array of one of these (in
 # the machine's byte order: '>f4' is not in it) needs no conversion.
 KEPT = frozenset(SUPPORTED)
@@ -29,9 +149,11 @@ DEFAULT_FLOAT = float32
 DEFAULT_INT = int64
 
 _ALIASES = {
-    float: float32, int: int64, bool: bool_,
+    float: float32, int: int64, bool: bool_, str: string, bytes: string,
     "float": float32, "int": int64, "bool": bool_, "float32": float32, "float64": float64,
-    "int32": int32, "int64": int64, "double": float64,
+    "int32": int32, "int64": int64, "double": float64, "int8": int8, "int16": int16,
+    "uint8": uint8, "float16": float16, "half": float16, "string": string, "long": int64,
+    "short": int16,
 }
 
 
@@ -41,8 +163,10 @@ def as_dtype(value) -> np.dtype:
     >>> as_dtype("float32") is float32
     True
     """
-    if id(value) in _CANONICAL:
+    if id(value) in _ALL:
         return value
+    if type(value) is DType:
+        return value.dtype
     if value is None:
         return DEFAULT_FLOAT
     hit = _ALIASES.get(value) if isinstance(value, str | type) else None
@@ -54,13 +178,16 @@ def as_dtype(value) -> np.dtype:
         raise TypeError(f"expected a dtype such as kg.float32, got {shown(value)}") from None
     if dt.byteorder not in "=|":
         dt = dt.newbyteorder("=")  # '>f4' holds float32 values: the same dtype, native
-    if dt not in SUPPORTED:
-        names = ", ".join(d.name for d in SUPPORTED)
+    if dt.kind in "SUO":
+        return string
+    if dt not in SUPPORTED and dt not in STORAGE:
+        names = ", ".join(d.name for d in SUPPORTED + STORAGE)
         raise TypeError(f"dtype {dt.name} is not supported; expected one of {names}")
     return np.dtype(dt.name)  # the canonical instance, so `is` comparisons work
 
 
 _CANONICAL = {id(d) for d in SUPPORTED}
+_ALL = {id(d) for d in SUPPORTED + STORAGE + (string,)}
 
 
 def is_floating(dt) -> bool:
@@ -72,10 +199,41 @@ def _kind_rank(dt):
 
 
 def promote(a: np.dtype, b: np.dtype) -> np.dtype:
-    """The dtype of a binary op between tensors of dtypes ``a`` and ``b`` (PyTorch rules)."""
+    """The dtype of a binary op between tensors of dtypes ``a`` and ``b`` (PyTorch rules);
+    a storage dtype counts as the dtype it computes in (:data:`WIDE`)."""
     if a is b:
-        return a
-    return max(a, b, key=_kind_rank)
+        return WIDE.get(a, a)
+    _no_strings(a, b)
+    return max(WIDE.get(a, a), WIDE.get(b, b), key=_kind_rank)
+
+
+def _no_strings(*dts):
+    if string in dts:
+        raise DtypeError("string tensors are held, fed and fetched, but kernelgraph has no "
+                         "string math: this op takes numbers")
+
+
+def kept_narrow(input_dtypes, out: np.dtype) -> np.dtype | None:
+    """The storage dtype an elementwise result of dtype ``out`` is cast back to, else
+    None: when every tensor operand shares one storage dtype ``dt`` and the op computed in
+    ``WIDE[dt]``. So int16 + int16 is int16 again (wrapping, as TF1 and PyTorch do) and
+    float16 math is rounded to float16 after each op (as both do on a CPU).
+
+    >>> kept_narrow([uint8, uint8], int64).name, kept_narrow([uint8, int32], int64)
+    ('uint8', None)
+    """
+    dts = set(input_dtypes)
+    if len(dts) != 1:
+        return None
+    (dt,) = dts
+    return dt if dt in WIDE and out is WIDE[dt] else None
+
+
+def wide(dt: np.dtype) -> np.dtype:
+    """The dtype an op computes in for tensors of ``dt``: itself, or for a storage dtype
+    the kept dtype of its kind (int8 -> int64, float16 -> float32); strings are refused."""
+    _no_strings(dt)
+    return WIDE.get(dt, dt)
 
 
 def scalar_dtype(value) -> np.dtype | None:
@@ -105,23 +263,26 @@ def promote_with_scalar(tensor_dtype: np.dtype, value) -> np.dtype:
 # kernels both apply it, so every device gives the same dtypes and refuses the same bools.
 def floating(dt: np.dtype) -> np.dtype:
     """Integers and bools compute in float32, as PyTorch's ``exp`` or true division do."""
+    dt = wide(dt)
     return dt if dt in FLOATS else float32
 
 
 def arith(dt: np.dtype) -> np.dtype:
     """Bools count as int64 (``relu_grad`` of a bool mask)."""
+    dt = wide(dt)
     return int64 if dt is bool_ else dt
 
 
 def same(dt: np.dtype) -> np.dtype:
     """The promoted dtype itself: bools stay bools (``b + b`` is a logical or, as the bool
     loop of a scalar body stores any nonzero result as True), and comparisons compare in it."""
-    return dt
+    return wide(dt)
 
 
 def refuse_bool(message: str):
     """A compute rule that keeps the dtype but refuses bools, with ``message`` (PyTorch's)."""
     def rule(dt):
+        dt = wide(dt)
         if dt is bool_:
             raise DtypeError(message)
         return dt
@@ -132,7 +293,7 @@ def sum_dtype(dt: np.dtype) -> np.dtype:
     """PyTorch's ``torch.sum``: bools and every integer dtype sum to int64 (an int32 sum
     past 2**31 is exact, not wrapped); floats keep their dtype. TF1 keeps int32 and
     refuses bools; both modes follow PyTorch here (one op set)."""
-    return dt if dt in FLOATS else int64
+    return wide(dt) if dt in FLOATS or dt is float16 else int64
 
 
 def is_array(v) -> bool:
@@ -282,7 +443,7 @@ def _check_int_range(arr: np.ndarray, target: np.dtype, what: str) -> None:
     else:  # floats: finite and in range once truncated toward zero
         with np.errstate(invalid="ignore"):
             t = np.trunc(arr)
-            bad = ~np.isfinite(arr) | (t < info.min) | (t >= -float(info.min))
+            bad = ~np.isfinite(arr) | (t < info.min) | (t >= float(info.max) + 1)
     if bad.any():
         raise _overflow(arr, target, what, arr[bad].flat[0].item())
 
@@ -327,6 +488,9 @@ def convert(value, dtype=None, *, what: str = "kg.tensor", parse: bool = False) 
 without overflow: 9223372036854775809 (uint64)
     """
     t = type(value)
+    if dtype is string or (dtype is not None and dtype is not float32 and as_dtype(dtype)
+                           is string):
+        return to_bytes(value, what)
     if (t is float or t is bool or (t is int and -_INT64_LIMIT <= value < _INT64_LIMIT)) \
             and (dtype is None or dtype is _DEFAULTS[t]):
         return np.array(value, _DEFAULTS[t])  # a Python number: its kind's default dtype
@@ -349,12 +513,34 @@ without overflow: 9223372036854775809 (uint64)
     if kind in "USO":  # parse: NumPy reads the text; what it cannot read raises ValueError
         arr = np.asarray(arr, dtype={"f": float64, "i": int64}.get(target.kind, bool_))
         kind = arr.dtype.kind
-    if target.kind == "i" and kind in "iuf" and arr.dtype != target:
+    if target.kind in "iu" and kind in "iuf" and arr.dtype != target:
         _check_int_range(arr, target, what)
     # Python data was read into a new array already; an array the caller owns is copied.
     out = arr.astype(target, order="C", copy=not python)
     if kind == "f" and arr.dtype.itemsize > 8 and target in FLOATS:
         _check_exact_float(arr, out, what)
+    return out
+
+
+def to_bytes(value, what: str = "a string tensor") -> np.ndarray:
+    """``value`` (a str, bytes, or nested lists or an array of them) as an array of
+    ``bytes`` objects (dtype object), as TF1 holds a ``tf.string`` tensor: text is
+    encoded as UTF-8.
+
+    >>> to_bytes(["ab", b"c"])
+    array([b'ab', b'c'], dtype=object)
+    """
+    arr = np.array(value, dtype=object)
+    out = np.empty(arr.shape, dtype=object)
+    for index, v in np.ndenumerate(arr):
+        if isinstance(v, str):
+            v = v.encode("utf-8")
+        elif isinstance(v, np.bytes_ | np.str_):
+            v = bytes(v) if isinstance(v, np.bytes_) else str(v).encode("utf-8")
+        elif not isinstance(v, bytes):
+            raise ConversionError(f"{what} holds strings (str or bytes), got "
+                                  f"{type(v).__name__} ({shown(v, 40)})")
+        out[index] = v
     return out
 
 

@@ -31,6 +31,26 @@ class FailedPreconditionError(OpError, RuntimeError):
     """The graph is in a state that does not allow the op yet (an uninitialised variable)."""
 
 
+class OutOfRangeError(OpError, IndexError):
+    """An iterator ran past its end ("End of sequence"), like ``tf.errors.OutOfRangeError``."""
+
+
+class NotFoundError(OpError, KeyError):
+    """A name (a tensor, an operation, a file) that does not exist, as TF1's."""
+
+
+class UnimplementedError(OpError, NotImplementedError):
+    """An operation kernelgraph (like TF1 for some dtypes) does not implement."""
+
+
+class CancelledError(OpError, RuntimeError):
+    """An operation that was cancelled (a closed session's pending work), as TF1's."""
+
+
+class ResourceExhaustedError(OpError, MemoryError):
+    """Memory (or another resource) ran out while running an op, as TF1's."""
+
+
 class ShapeError(ValueError):
     """Shapes that cannot work together, detected when a node or eager op is created."""
 

@@ -130,11 +130,20 @@ def build(op, args, attrs) -> Node:
     except (ShapeError, TypeError, ValueError) as e:
         msg = str(e) if str(e).startswith(op.name) else f"{op.name}: {e}"
         raise located(type(e)(msg), location) from None
-    return graph.add_node(op, inputs, attrs, shape, D.as_dtype(dtype), name, location,
+    node = graph.add_node(op, inputs, attrs, shape, D.as_dtype(dtype), name, location,
+                          device=device)
+    # int8/int16/uint8/float16 tensors compute wide and are stored narrow again, wrapping
+    # or rounding as TF1 and PyTorch do (u8 + u8 is uint8; f16 * 2.0 is float16).
+    narrow = D.kept_narrow([i.dtype for i in inputs if i.dtype is not None], node.dtype) \
+        if op.elementwise and op is not _cast else None
+    if narrow is None:
+        return node
+    return graph.add_node(_cast, (node,), {"dtype": narrow}, shape, narrow, None, location,
                           device=device)
 
 
 _to_device = registry.OPS["to_device"]
+_cast = registry.OPS["cast"]
 registry.FRONTENDS[Node] = build
 operators.install(Node, build)
 # The same tensor methods as eager tensors (x.relu(), x.sum(dim=0), x.view(2, 3) ...), from

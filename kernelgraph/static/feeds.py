@@ -13,10 +13,10 @@ from __future__ import annotations
 import numpy as np
 
 from .. import devices, nest
-from ..dtypes import DtypeError
+from ..dtypes import DtypeError, string
 from ..dtypes import convert as convert_value
 from ..errors import clipped, describe_location, shown
-from ..graph import Node, shape_str
+from ..graph import Node, Operation, shape_str
 
 
 def feed_converter(node):
@@ -71,12 +71,46 @@ class FetchSpec:
 
     def __init__(self, as_node, fetches):
         self.single = not nest.is_nested(fetches)  # one node: its value alone
-        self.nodes = [as_node(f, "Fetch") for f in nest.flatten(fetches)]
+        leaves = nest.flatten(fetches)
+        self.nodes = [as_node(f, "Fetch") for f in leaves]
+        # TF1: a fetched Operation (t.op, tf.group, an initializer, a train op) runs and
+        # answers None, whatever the node's own value.
+        self.operations = [i for i, (f, n) in enumerate(zip(leaves, self.nodes))
+                           if isinstance(f, Operation) or n.is_operation]
+        # TF1 answers a 0-d tensor with a NumPy scalar (np.float32(3.0), b'text').
+        self.scalars = [i for i, n in enumerate(self.nodes)
+                        if n.shape in ((), None) and i not in self.operations]
+        self.fed_strings: list = []  # (fetch index, feed index): see keep_arrays
+        self.post = bool(self.operations or self.scalars)  # rebuild must change values
         # A copy of the nesting (leaves numbered): the user's own lists may change later.
         self.template = nest.pack_as(fetches, range(len(self.nodes)))
 
+    def keep_arrays(self, nodes) -> None:
+        """Answer the fetches among ``nodes`` (the fed ones) with arrays, 0-d ones too; a
+        fed string tensor with the fed value itself as an object array (TF1's answers)."""
+        fed = {id(n): k for k, n in enumerate(nodes)}
+        self.scalars = [i for i in self.scalars if id(self.nodes[i]) not in fed]
+        self.fed_strings = [(i, fed[id(n)]) for i, n in enumerate(self.nodes)
+                            if id(n) in fed and n.dtype is string]
+        self.post = bool(self.operations or self.scalars or self.fed_strings)
+
+    def as_fed(self, values, feed_values) -> list:
+        """``values`` with each fetched fed string tensor answered by its fed value."""
+        values = list(values)
+        for i, k in self.fed_strings:
+            values[i] = np.asarray(feed_values[k], dtype=object)
+        return values
+
     def rebuild(self, values):
         """The run's ``values`` (one per node) in the structure of the fetches."""
+        if self.post:
+            values = list(values)
+            for i in self.operations:
+                values[i] = None
+            for i in self.scalars:
+                v = values[i]
+                if type(v) is np.ndarray and v.ndim == 0:
+                    values[i] = v[()]
         return values[0] if self.single else nest.pack_as(self.template, values)
 
 
@@ -88,4 +122,6 @@ def fetch_key(fetches):
         return (t, *(fetch_key(f) for f in fetches))
     if t is dict:
         return (dict, *((k, fetch_key(v)) for k, v in fetches.items()))
-    return fetches if isinstance(fetches, Node) else (type(fetches), repr(fetches))
+    if isinstance(fetches, Node | Operation):
+        return fetches
+    return (type(fetches), repr(fetches))

@@ -4,7 +4,16 @@ from __future__ import annotations
 
 from .. import autodiff, devices
 from ..graph import Node, ancestors
-from ..ops import ones_like
+from ..kernels import reference_grads as RG
+from ..ops import ones_like, zeros_like
+from ..ops.registry import define
+
+# TF1's tf.stop_gradient: x itself forward, and no gradient flows back through it.
+stop_gradient = define("stop_gradient", lambda x: x, lambda s, d, attrs: (s[0], d[0]), None,
+                       traits=("view",), reference=RG.identity,
+                       cuda=lambda k: k.elementwise.identity,
+                       doc="x itself, as a constant to gradients (TF1's tf.stop_gradient).")
+UNCONNECTED = ("none", "zero")
 
 
 class _StaticMode(autodiff.Mode):
@@ -29,7 +38,9 @@ def _as_list(v):
     return list(v) if isinstance(v, list | tuple) else [v]
 
 
-def gradients(ys, xs, grad_ys=None, name="gradients"):
+def gradients(ys, xs, grad_ys=None, name="gradients", colocate_gradients_with_ops=False,
+              gate_gradients=False, aggregation_method=None, stop_gradients=None,
+              unconnected_gradients="none"):
     """Symbolic d(sum of ys)/d(x) for each x in ``xs``: a list of nodes (``None`` where an x
     does not reach any y), as TF1's ``tf.gradients``. Each is the total derivative, along
     every path, also where one x is computed from another (``t = 2 * x; z = 3 * t``:
@@ -44,9 +55,19 @@ def gradients(ys, xs, grad_ys=None, name="gradients"):
     ...     da, db = kg.gradients(c, [a, b])
     ...     with kg.Session() as s:
     ...         s.run([da, db], feed_dict={a: 15.0, b: 20.0})
-    [array(20., dtype=float32), array(15., dtype=float32)]
+    [np.float32(20.0), np.float32(15.0)]
+
+    TF1's other arguments: ``stop_gradients`` (nodes held constant: no gradient flows
+    through them), ``unconnected_gradients='zero'`` (zeros instead of None for an x that
+    no y depends on); ``aggregation_method``, ``gate_gradients`` and
+    ``colocate_gradients_with_ops`` are accepted and change nothing (gradients are summed
+    exactly, placed with the nodes they differentiate).
     """
+    mode = getattr(unconnected_gradients, "value", unconnected_gradients)
+    if mode not in UNCONNECTED:
+        raise ValueError(f"Unknown value for unconnected_gradients: '{unconnected_gradients}'")
     ys, xs = _as_list(ys), _as_list(xs)
+    stops = {id(s) for s in _as_list(stop_gradients)} if stop_gradients is not None else set()
     grad_ys = [None] * len(ys) if grad_ys is None else _as_list(grad_ys)
     if len(grad_ys) != len(ys):
         raise ValueError(f"Passed {len(grad_ys)} grad_ys for {len(ys)} ys")
@@ -64,6 +85,8 @@ def gradients(ys, xs, grad_ys=None, name="gradients"):
     x_ids = {id(x) for x in xs}
     between = set()
     for n in above:
+        if id(n) in stops and id(n) not in x_ids:
+            continue  # held constant: nothing flows through it
         if id(n) in x_ids or any(id(i) in between for i in n.inputs):
             between.add(id(n))
     # Gradient nodes are placed with the nodes they differentiate (they follow their
@@ -82,4 +105,7 @@ def gradients(ys, xs, grad_ys=None, name="gradients"):
                  if id(n) in between and (id(n) not in x_ids
                                           or any(id(i) in between for i in n.inputs))]
         autodiff.propagate(order, grads, _StaticMode(between), keep=x_ids)
-    return [grads[id(x)][1] if id(x) in grads else None for x in xs]
+        out = [grads[id(x)][1] if id(x) in grads else None for x in xs]
+        if mode == "zero":
+            out = [zeros_like(x) if g is None else g for x, g in zip(xs, out)]
+    return out

@@ -19,13 +19,13 @@ import time
 from .. import graph as _graph
 from .. import trace
 from ..errors import OpError, shown, where
-from ..graph import Node, get_default_graph
+from ..graph import Node, Operation, get_default_graph
 from . import passes
 from .control_flow.subgraph import use_compiler
 from .feeds import FetchSpec, fetch_key
 from .plan import Plan, PlanFamily, plan_for
 from .stepper import Stepper
-from .variables import writes_variable
+from .variables import placeholder_op, variable_op, writes_variable
 
 
 class Session:
@@ -73,11 +73,27 @@ class Session:
             raise
         except Exception as e:  # noqa: BLE001 - re-raised naming the node and user line
             raise plan.explain(e) from None
-        return values[0] if spec.single else spec.rebuild(values)
+        if spec.single and not spec.post:
+            return values[0]
+        if spec.fed_strings:
+            values = spec.as_fed(values, list(feed_dict.values()))
+        return spec.rebuild(values)
+
+    def make_callable(self, fetches, feed_list=None, accept_options=False):
+        """TF1's ``make_callable``: a function of the values of ``feed_list`` (in order)
+        that runs ``fetches`` (``run = sess.make_callable(y, [x]); run(3.0)``)."""
+        keys = list(feed_list or ())
+
+        def call(*values, options=None, run_metadata=None):
+            if len(values) != len(keys):
+                raise TypeError(f"expected {len(keys)} feed values, got {len(values)}")
+            return self.run(fetches, dict(zip(keys, values)) if keys else None)
+        return call
 
     def _compile(self, fetches, feed_keys):
         spec = FetchSpec(self._as_graph_node, fetches)
         feed_nodes = [self._as_graph_node(k, "Feed") for k in feed_keys]
+        spec.keep_arrays(feed_nodes)  # TF1 answers a fetched fed tensor with an array
         return PlanFamily(self, spec.nodes, feed_nodes, traced=trace.active), spec
 
     def plan(self, fetches, feed_dict=None) -> Plan:
@@ -99,7 +115,8 @@ class Session:
         run_seconds = None
         values = list((feed_dict or {}).values())
         if not any(v is None for v in values) and not any(
-                writes_variable(n) or "random" in n.op.traits for n in plan.order):
+                writes_variable(n) or "random" in n.op.traits or _advances(n)
+                for n in plan.order):
             args = [convert(v) for convert, v in zip(family.converters, values)]
             try:
                 run_seconds = min(_timed(plan, args) for _ in range(3))
@@ -131,6 +148,11 @@ class Session:
     def _as_graph_node(self, x, what):
         if isinstance(x, str):
             return self.graph.get_node(x)
+        if isinstance(x, Operation):  # TF1's t.op: run for its effects, fetched as None
+            x = x.node
+            if what == "Feed":
+                raise TypeError(f"Cannot interpret feed_dict key as Tensor: Can not convert "
+                                f"an Operation ('{x.name}') into a Tensor.")
         if not isinstance(x, Node) or type(x).__name__ == "EagerNode":
             if what == "Feed":
                 raise TypeError(f"Cannot interpret feed_dict key as Tensor: Can not convert a "
@@ -208,6 +230,17 @@ def get_default_session():
     """The innermost Session entered with ``with`` (or an InteractiveSession), or None."""
     s = _default_sessions.stack
     return s[-1] if s else None
+
+
+_SESSION_OPS = (placeholder_op, variable_op)  # fed, or read from the session's store
+
+
+def _advances(node) -> bool:
+    """Whether running ``node`` changes state a second run would see: a stateful op with a
+    kernel of its own (a dataset iterator's get_next), not the session's own placeholders,
+    variables and assigns (which have none)."""
+    op = node.op
+    return "stateful" in op.traits and op.forward is not None and op not in _SESSION_OPS
 
 
 def _timed(plan: Plan, args) -> float:

@@ -10,9 +10,10 @@ import numpy as np
 
 from .. import dtypes as D
 from ..errors import shown, where
-from ..graph import Node, get_default_graph, user_location
+from ..graph import Node, get_default_graph, tf_caller, user_location
 from ..ops import registry
 from ..ops.registry import define
+from ..tensor_shape import Dimension, TensorShape
 from .build import build, constant_node, placed
 
 
@@ -80,6 +81,12 @@ def placeholder(dtype=None, shape=None, name=None) -> Node:
 
 def _shape_of(shape) -> tuple:
     """A placeholder's ``shape`` as a tuple of ints and Nones, by TF1's TensorShape rules."""
+    if isinstance(shape, TensorShape):  # t.get_shape() of another tensor (Dimensions)
+        if shape.ndims is None:
+            raise ValueError("a placeholder's shape of unknown rank is shape=None")
+        return shape.as_tuple()
+    if isinstance(shape, list | tuple):  # TF1 code passes x.shape[1] (a Dimension) too
+        shape = [d.value if isinstance(d, Dimension) else d for d in shape]
     if _is_dim(shape) or not (isinstance(shape, str | bytes) or hasattr(shape, "__iter__")):
         shape = (shape,)  # one dimension (a float among them is refused below)
     elif isinstance(shape, str | bytes):
@@ -178,7 +185,12 @@ class Variable(Node):
         return self.initial_value
 
     def __repr__(self):
-        return f"<kg.Variable '{self.name}' shape={self.shape} dtype={self.dtype.name}>"
+        if tf_caller():  # TF1 shows a (reference) variable so
+            return (f"<tf.Variable '{self._name}:0' shape={TensorShape(self._shape)} "
+                    f"dtype={self.dtype.name}_ref>")
+        return f"<kg.Variable '{self._name}' shape={self._shape} dtype={self.dtype.name}>"
+
+    __str__ = __repr__
 
 
 registry.FRONTENDS[Variable] = build

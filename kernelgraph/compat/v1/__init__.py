@@ -123,6 +123,7 @@ from ...graph import SLOTS as _SLOTS  # noqa: E402
 from ...graph import Operation  # noqa: E402, F811 - TF1's Operation (t.op in a TF1 program)
 from .spellings import *  # noqa: E402, F403 - issue 21's TF1 names: its __all__
 from .tensors import *  # noqa: E402, F403 - constant, TensorShape, shape, range, dtypes ...
+from .testing import test as test  # noqa: E402 - tf.test.TestCase, as TF1's tests use it
 
 # A namespace holding this module is a TF1 program: it reads t.op, t.name, t.shape as TF1's.
 _SLOTS["tf_module"] = _sys.modules[__name__]

@@ -49,7 +49,12 @@ def call_step(kg, step: dict, values: list, raw: bool = False):
                     OPERATORS[op]]()
     if op == "cast":
         attrs["dtype"] = getattr(kg, {"bool": "bool_"}.get(attrs["dtype"], attrs["dtype"]))
-    return getattr(kg, op)(*values, **attrs)
+    return getattr(kg.ops if op in CARD_ONLY else kg, op)(*values, **attrs)
+
+
+# Ops whose kg name means PyTorch's function (kg.equal of two tensors is torch.equal, a
+# bool): the fuzzer calls the elementwise card itself.
+CARD_ONLY = {"equal"}
 
 
 def render_step(step: dict, names: list, raw: bool = False) -> str:
@@ -69,7 +74,8 @@ def render_step(step: dict, names: list, raw: bool = False) -> str:
                  for k, v in attrs.items())
     if op in ("concat", "stack"):
         return f"kg.{op}([{', '.join(args)}]{kw})"
-    return f"kg.{op}({', '.join(args)}{kw})"
+    space = "kg.ops" if op in CARD_ONLY else "kg"
+    return f"{space}.{op}({', '.join(args)}{kw})"
 
 
 def render(case: dict, mode: str = "eager", device: str = "cpu") -> str:

@@ -72,7 +72,7 @@ def any_array(draw, dtype, shape):
 def test_every_assigned_op_has_a_cuda_forward():
     names = {"concat", "concat_slice", "stack", "split_piece", "split_grad", "getitem",
              "getitem_grad", "gather", "gather_grad", "pad", "one_hot", "clip", "argmax",
-             "random_normal", "random_uniform", "dropout_mask"}
+             "random_normal", "random_uniform", "dropout_mask", "setitem"}
     assert set(CUDA) == names and names <= set(OPS)
 
 

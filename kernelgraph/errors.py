@@ -17,10 +17,24 @@ import numpy as np
 class OpError(Exception):
     """An error tied to one graph node (``.node``), like ``tf.errors.OpError``."""
 
-    def __init__(self, message: str, node=None):
+    def __init__(self, *args, node=None):
+        # kernelgraph raises OpError(message, node); TF1's code, OpError(node_def, op,
+        # message) (tf.errors.InvalidArgumentError(None, None, "bad value")).
+        if len(args) == 3:
+            node_def, node, message = args
+        elif len(args) in (1, 2):
+            message, node = args[0], (args[1] if len(args) == 2 else node)
+        else:
+            raise TypeError(f"{type(self).__name__} takes (message, node=None) or TF1's "
+                            f"(node_def, op, message), got {len(args)} arguments")
         super().__init__(message)
         self.node = node
         self.message = message
+
+    @property
+    def op(self):
+        """TF1's name for the node the error is about."""
+        return self.node
 
 
 class InvalidArgumentError(OpError, ValueError):

@@ -4,7 +4,7 @@ also what ``isinstance(t, kg.FloatTensor)`` asks about (a float32 tensor on the 
 
 >>> import kernelgraph as kg
 >>> kg.Tensor([1, 2]).tolist(), kg.Tensor(2, 3).shape, kg.LongTensor([1, 2]).dtype.name
-([1.0, 2.0], (2, 3), 'int64')
+([1.0, 2.0], torch.Size([2, 3]), 'int64')
 >>> isinstance(kg.ones(2), kg.FloatTensor), isinstance(kg.ones(2), kg.LongTensor)
 (True, False)
 """

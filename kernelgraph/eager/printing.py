@@ -31,9 +31,8 @@ __all__ = ["Size", "get_printoptions", "printoptions", "set_printoptions"]
 
 
 class Size(tuple):
-    """A shape: a tuple that prints as PyTorch's ``torch.Size([2, 3])``. (Not what
-    ``x.shape`` returns yet: a plain tuple prints the same numbers, and every doctest and
-    notebook that shows a shape would change.)
+    """A shape: a tuple that prints as PyTorch's ``torch.Size([2, 3])``, what an eager
+    tensor's ``x.shape`` and ``x.size()`` return (graph nodes keep plain tuples).
 
     >>> s = Size((2, 3))
     >>> s, s == (2, 3), s[1:], s.numel()
@@ -53,6 +52,9 @@ class Size(tuple):
 
     def __add__(self, other):
         return Size(tuple.__add__(self, tuple(other)))
+
+    def __radd__(self, other):  # (1,) + x.shape is a Size too, as in PyTorch
+        return Size(tuple(other) + tuple(self))
 
     def numel(self) -> int:
         """The number of elements of a tensor of this shape."""

@@ -17,6 +17,7 @@ from .. import ops as O
 from ..errors import shown
 from ..graph import Node, _sequence
 from . import versions
+from .printing import Size
 
 ndarray = np.ndarray
 
@@ -107,10 +108,11 @@ class Tensor:
 
     # -- properties ----------------------------------------------------------------------------
     @property
-    def shape(self) -> tuple:
+    def shape(self) -> Size:
+        """The shape, a :class:`Size` (a tuple printing as ``torch.Size([2, 3])``)."""
         if _tracer is not None:
             _tracer("shape", self, None)
-        return self.data.shape
+        return Size(self.data.shape)
 
     @property
     def dtype(self):

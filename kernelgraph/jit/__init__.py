@@ -9,7 +9,7 @@ tensor([1., 7.])
 >>> f(kg.tensor([5.0, -4.0])), f.trace_count      # same signature: the plan is reused
 (tensor([11.,  1.]), 1)
 >>> f(kg.tensor([[1.0]])).shape, f.trace_count     # a new shape: traced again
-((1, 1), 2)
+(torch.Size([1, 1]), 2)
 
 How it works (like ``tf.function`` and ``torch.compile``):
 

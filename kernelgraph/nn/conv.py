@@ -6,7 +6,7 @@ parameters and PyTorch's defaults).
 >>> net = kg.nn.Sequential(kg.nn.Conv2d(1, 4, 3, padding=1), kg.nn.ReLU(),
 ...                        kg.nn.MaxPool2d(2), kg.nn.GlobalAvgPool2d())
 >>> net(kg.ones(2, 1, 8, 8)).shape
-(2, 4)
+torch.Size([2, 4])
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ class Conv2d(Module):
     >>> import kernelgraph as kg
     >>> conv = kg.nn.Conv2d(3, 8, kernel_size=3, stride=2, padding=1)
     >>> conv(kg.ones(1, 3, 9, 9)).shape
-    (1, 8, 5, 5)
+    torch.Size([1, 8, 5, 5])
     >>> conv
     Conv2d(3, 8, kernel_size=(3, 3), stride=(2, 2), padding=(1, 1))
     """
@@ -181,7 +181,7 @@ class GlobalAvgPool2d(Module):
 
     >>> import kernelgraph as kg
     >>> kg.nn.GlobalAvgPool2d()(kg.ones(2, 3, 4, 4)).shape
-    (2, 3)
+    torch.Size([2, 3])
     """
 
     def forward(self, x: Tensor | Node) -> Tensor | Node:

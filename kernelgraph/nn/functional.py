@@ -225,7 +225,7 @@ def linear(input, weight, bias=None):  # noqa: A002
 
     >>> import kernelgraph as kg
     >>> kg.nn.functional.linear(kg.ones(2, 3), kg.ones(4, 3), kg.zeros(4)).shape
-    (2, 4)
+    torch.Size([2, 4])
     """
     x, w = _t(input), _t(weight)
     shape = _shape(x)

@@ -9,7 +9,7 @@ adds nodes on graph nodes; parameters are the module's leaf tensors (eager) or i
 >>> kg.random.seed(0)
 >>> model = kg.nn.Sequential(kg.nn.Linear(3, 4), kg.nn.ReLU(), kg.nn.Linear(4, 2))
 >>> model(kg.ones(5, 3)).shape
-(5, 2)
+torch.Size([5, 2])
 >>> model
 Sequential(
   (0): Linear(in_features=3, out_features=4, bias=True)
@@ -87,7 +87,7 @@ class Linear(Module):
     >>> import kernelgraph as kg
     >>> layer = kg.nn.Linear(3, 4)
     >>> layer(kg.ones(2, 3)).shape
-    (2, 4)
+    torch.Size([2, 4])
     >>> layer(kg.ones(2, 5))
     Traceback (most recent call last):
     ...
@@ -139,7 +139,7 @@ class Flatten(Module):
 
     >>> import kernelgraph as kg
     >>> kg.nn.Flatten()(kg.zeros(2, 3, 4, 5)).shape
-    (2, 60)
+    torch.Size([2, 60])
     """
 
     def __init__(self, start_dim: int = 1, end_dim: int = -1):
@@ -222,7 +222,7 @@ class Embedding(Module):
     >>> import kernelgraph as kg
     >>> emb = kg.nn.Embedding(10, 3)
     >>> emb(kg.tensor([[1, 2], [3, 1]])).shape
-    (2, 2, 3)
+    torch.Size([2, 2, 3])
     """
 
     def __init__(self, num_embeddings: int, embedding_dim: int, padding_idx=None, max_norm=None,

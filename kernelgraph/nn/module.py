@@ -488,7 +488,7 @@ class Module(DeviceMethods):
         >>> import kernelgraph as kg
         >>> layer = kg.nn.Linear(2, 3)
         >>> [p.shape for p in layer.current_parameters("weight", "bias")]   # eager: tensors
-        [(3, 2), (3,)]
+        [torch.Size([3, 2]), torch.Size([3])]
         """
         params = self._parameters
         stack = _calls.stack

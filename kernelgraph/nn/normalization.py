@@ -124,7 +124,7 @@ class BatchNorm2d(_BatchNorm):
 
     >>> import kernelgraph as kg
     >>> kg.nn.BatchNorm2d(3)(kg.ones(2, 3, 4, 4)).shape
-    (2, 3, 4, 4)
+    torch.Size([2, 3, 4, 4])
     """
 
     _ranks = (4,)

@@ -17,7 +17,7 @@ number of iterations is read from the fed data, so one graph serves every length
 >>> x = np.ones((2, 4, 2), np.float32)                      # batch 2, 4 steps, 2 features
 >>> out, h = kg.nn.dynamic_rnn(cell, kg.tensor(x), sequence_length=[4, 2])
 >>> out.shape, h.shape, bool((out[1, 2:] == 0).numpy().all())
-((2, 4, 3), (2, 3), True)
+(torch.Size([2, 4, 3]), torch.Size([2, 3]), True)
 >>> g = kg.Graph()
 >>> with g.as_default():
 ...     xs = kg.placeholder(kg.float32, shape=[None, None, 2])
@@ -128,10 +128,10 @@ class RNNCell(_Cell):
 
     >>> import kernelgraph as kg
     >>> cell = kg.nn.RNNCell(3, 4)
-    >>> [(name, p.shape) for name, p in cell.named_parameters()]
+    >>> [(name, tuple(p.shape)) for name, p in cell.named_parameters()]
     [('weight_ih', (4, 3)), ('weight_hh', (4, 4)), ('bias_ih', (4,)), ('bias_hh', (4,))]
     >>> cell(kg.ones(2, 3)).shape
-    (2, 4)
+    torch.Size([2, 4])
     """
 
 
@@ -216,11 +216,11 @@ class LSTMCell(_Cell):
 
     >>> import kernelgraph as kg
     >>> cell = kg.nn.LSTMCell(3, 4)
-    >>> [(name, p.shape) for name, p in cell.named_parameters()]
+    >>> [(name, tuple(p.shape)) for name, p in cell.named_parameters()]
     [('weight_ih', (16, 3)), ('weight_hh', (16, 4)), ('bias_ih', (16,)), ('bias_hh', (16,))]
     >>> h, c = cell(kg.ones(2, 3))
     >>> h.shape, c.shape
-    ((2, 4), (2, 4))
+    (torch.Size([2, 4]), torch.Size([2, 4]))
     """
 
     GATES = 4
@@ -278,7 +278,7 @@ def dynamic_rnn(cell, inputs, sequence_length=None, initial_state=None, dtype=No
     >>> cell = kg.nn.RNNCell(1, 2)
     >>> out, h = kg.nn.dynamic_rnn(cell, kg.ones(3, 4, 1), sequence_length=[4, 1, 0])
     >>> out.shape, h.shape, out[2].abs().sum().item(), h[1].tolist() == out[1, 0].tolist()
-    ((3, 4, 2), (3, 2), 0.0, True)
+    (torch.Size([3, 4, 2]), torch.Size([3, 2]), 0.0, True)
 
     ``inputs`` is (batch, time, input) (or (time, batch, input) with ``time_major=True``);
     ``sequence_length`` (batch,) ints: outputs at steps at or past a sequence's length are

@@ -129,7 +129,7 @@ def mm(input, mat2, *, name=None):  # noqa: A002 - PyTorch's names
 
     >>> import kernelgraph as kg
     >>> kg.mm(kg.ones((2, 3)), kg.ones((3, 4))).shape
-    (2, 4)
+    torch.Size([2, 4])
     """
     _need_rank(input, 2, "mm", "input", "self must be a matrix")
     _need_rank(mat2, 2, "mm", "mat2", "mat2 must be a matrix")
@@ -141,7 +141,7 @@ def bmm(input, mat2, *, name=None):  # noqa: A002
 
     >>> import kernelgraph as kg
     >>> kg.bmm(kg.ones((5, 2, 3)), kg.ones((5, 3, 4))).shape
-    (5, 2, 4)
+    torch.Size([5, 2, 4])
     """
     _need_rank(input, 3, "bmm", "input", "batch1 must be a 3D tensor")
     _need_rank(mat2, 3, "bmm", "mat2", "batch2 must be a 3D tensor")
@@ -201,17 +201,20 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1, name=None):  # noqa: A002
     return add(product, input if beta == 1 else mul(input, beta), **_named(name))
 
 
-def matmul_torch(input, other, *, name=None):  # noqa: A002
+def matmul_torch(input, other, *, out=None, name=None):  # noqa: A002
     """``torch.matmul``: as ``matmul`` for ranks >= 2, and PyTorch's rules for vectors: a
     1-D first operand is a row (its dim then dropped), a 1-D second operand a column (its
-    dim dropped); two vectors give their dot product.
+    dim dropped); two vectors give their dot product. ``out=`` (eager) writes the product
+    into that tensor and returns it, as PyTorch's does.
 
     >>> import kernelgraph as kg
     >>> kg.matmul(kg.ones(3), kg.ones((3, 2))).shape
-    (2,)
+    torch.Size([2])
     >>> kg.matmul(kg.ones((4, 2, 3)), kg.ones(3)).shape
-    (4, 2)
+    torch.Size([4, 2])
     """
+    if out is not None:
+        return _write_out(matmul_torch(input, other, name=name), out, "matmul", input, other)
     ra, rb = _rank(input, "matmul", "input"), _rank(other, "matmul", "other")
     if ra == 0 or rb == 0:
         raise ProductShapeError("matmul: both arguments to matmul need to be at least 1D, "
@@ -238,6 +241,21 @@ def mv(input, vec, *, name=None):  # noqa: A002
     if (ra is not None and ra != 2) or (rb is not None and rb != 1):
         raise ProductShapeError(f"mv: vector + matrix @ vector expected, got 1, {ra}, {rb}")
     return matmul_torch(input, vec, name=name)
+
+
+def _write_out(result, out, what: str, *inputs):
+    """PyTorch's ``out=``: copy ``result`` into the eager tensor ``out`` and return ``out``."""
+    if not hasattr(out, "copy_") or not hasattr(out, "requires_grad"):
+        raise TypeError(f"{what}(): out= takes an eager tensor, got {type(out).__name__}")
+    if any(getattr(t, "requires_grad", False) for t in (*inputs, out)):
+        raise RuntimeError(f"{what}(): functions with out=... arguments don't support automatic "
+                           "differentiation, but one of the arguments requires grad.")
+    if tuple(out.shape) != tuple(result.shape):
+        raise RuntimeError(f"{what}(): out= has shape {list(out.shape)} but the result has "
+                           f"{list(result.shape)}; kernelgraph does not resize out= (PyTorch "
+                           "does, with a warning): pass a tensor of the result's shape")
+    out.copy_(result)
+    return out
 
 
 def _drop_axis(x, axis: int, what: str, name=None):

@@ -27,7 +27,7 @@ from collections.abc import Callable
 import numpy as np
 
 from .. import dtypes as D
-from . import elementwise_math, linalg, torch_reduce
+from . import closeness, elementwise_math, linalg, torch_reduce
 from . import shape_functions as SF
 from .elementwise import cast, square
 from .nn import log_softmax, softmax
@@ -77,7 +77,33 @@ def log_softmax_(self, dim: int = -1, *, axis: int | None = None):
     return log_softmax(self, axis=dim if axis is None else axis)
 
 
+_UNSET = object()
+
+
+def _torch_softmax(card, what: str):
+    def fn(input, dim=_UNSET, dtype=None, *, axis=_UNSET, name=None):  # noqa: A002
+        if dtype is not None:
+            input = cast(input, dtype=dtype)  # noqa: A001 - PyTorch casts before
+        kw = {} if name is None else {"name": name}
+        if dim is not _UNSET:
+            kw["axis"] = dim
+        elif axis is not _UNSET:
+            kw["axis"] = axis
+        return card(input, **kw)
+    fn.__name__ = fn.__qualname__ = what
+    fn.__doc__ = (f"``torch.{what}(input, dim)`` (and kernelgraph's ``axis=``): the "
+                  f"{what} card along ``dim``, after casting to ``dtype`` if given.")
+    return fn
+
+
+#: ``kg.softmax(x, 1)`` / ``torch.softmax(x, dim=1)``: exported by kernelgraph/__init__.py
+#: over the cards, which take ``axis=`` only (they stay ``kg.ops.softmax``).
+softmax_torch = _torch_softmax(softmax, "softmax")
+log_softmax_torch = _torch_softmax(log_softmax, "log_softmax")
+
 METHODS["square"] = lambda self: square(self)
+METHODS["allclose"] = _function_method(closeness.allclose)  # x.allclose(y, rtol=, atol=)
+METHODS["isclose"] = _function_method(closeness.isclose)
 # PyTorch's other method names for comparisons and logic (plain functions over the cards).
 for _name in ("eq", "ne", "lt", "le", "gt", "ge", "true_divide", "isnan", "isinf", "isfinite",
               "logical_not", "logical_and", "logical_or", "logical_xor", "round"):

@@ -221,7 +221,7 @@ def unsqueeze(x, dim: int):
 
     >>> import kernelgraph as kg
     >>> kg.unsqueeze(kg.tensor([1, 2]), 1).shape
-    (2, 1)
+    torch.Size([2, 1])
     """
     s = dims_of(x)
     if s is None:
@@ -236,7 +236,7 @@ def squeeze(x, dim=None):
 
     >>> import kernelgraph as kg
     >>> kg.squeeze(kg.ones(1, 2, 1)).shape, kg.squeeze(kg.ones(1, 2, 1), 0).shape
-    ((2,), (2, 1))
+    (torch.Size([2]), torch.Size([2, 1]))
     """
     s = dims_of(x)
     if s is None:
@@ -259,7 +259,7 @@ def flatten(x, start_dim: int = 0, end_dim: int = -1):
 
     >>> import kernelgraph as kg
     >>> kg.flatten(kg.ones(2, 3, 4), 1).shape
-    (2, 12)
+    torch.Size([2, 12])
     """
     s = dims_of(x)
     if s is None:
@@ -279,7 +279,7 @@ def unflatten(x, dim: int, sizes):
 
     >>> import kernelgraph as kg
     >>> kg.unflatten(kg.ones(2, 12), 1, (3, 4)).shape
-    (2, 3, 4)
+    torch.Size([2, 3, 4])
     """
     s = dims_of(x)
     d = wrap_dim(dim, len(s), "unflatten")
@@ -297,7 +297,7 @@ def permute(x, *dims):
 
     >>> import kernelgraph as kg
     >>> kg.permute(kg.ones(2, 3, 4), (2, 0, 1)).shape
-    (4, 2, 3)
+    torch.Size([4, 2, 3])
     """
     one = len(dims) == 1 and isinstance(dims[0], tuple | list | np.ndarray | range)
     return transpose_op(x, perm=tuple(dims[0]) if one else dims)
@@ -310,9 +310,9 @@ def transpose(x, *dims, perm=None, dim0=None, dim1=None, name: str | None = None
 
     >>> import kernelgraph as kg
     >>> kg.transpose(kg.ones(2, 3, 4), 0, 2).shape, kg.transpose(kg.ones(2, 3, 4)).shape
-    ((4, 3, 2), (4, 3, 2))
+    (torch.Size([4, 3, 2]), torch.Size([4, 3, 2]))
     >>> kg.transpose(kg.ones(2, 3, 4), (1, 0, 2)).shape
-    (3, 2, 4)
+    torch.Size([3, 2, 4])
     """
     kw = {"name": name} if name is not None else {}
     if len(dims) == 2 or dim0 is not None or dim1 is not None:
@@ -339,7 +339,7 @@ def swapaxes(x, axis0: int, axis1: int):
 
     >>> import kernelgraph as kg
     >>> kg.swapaxes(kg.ones(2, 3), 0, 1).shape
-    (3, 2)
+    torch.Size([3, 2])
     """
     return transpose(x, axis0, axis1)
 
@@ -352,7 +352,7 @@ def t(x):
 
     >>> import kernelgraph as kg
     >>> kg.t(kg.ones(2, 3)).shape
-    (3, 2)
+    torch.Size([3, 2])
     """
     n = _rank(x, "t")
     if n > 2:
@@ -419,7 +419,7 @@ def expand(x, *sizes):
 
     >>> import kernelgraph as kg
     >>> kg.expand(kg.ones(3, 1), -1, 4).shape, kg.expand(kg.ones(3, 1), (2, 3, 4)).shape
-    ((3, 4), (2, 3, 4))
+    (torch.Size([3, 4]), torch.Size([2, 3, 4]))
     """
     sizes = _size_args(sizes, "expand")
     s = dims_of(x)
@@ -452,7 +452,7 @@ def expand_as(x, other):
 
     >>> import kernelgraph as kg
     >>> kg.expand_as(kg.ones(3, 1), kg.ones(3, 4)).shape
-    (3, 4)
+    torch.Size([3, 4])
     """
     return broadcast_like(x, other)
 
@@ -488,7 +488,7 @@ def view_as(x, other):
 
     >>> import kernelgraph as kg
     >>> kg.view_as(kg.ones(6), kg.ones(2, 3)).shape
-    (2, 3)
+    torch.Size([2, 3])
     """
     s, o = dims_of(x), dims_of(other)
     if s is not None and o is not None and None not in s and None not in o:

@@ -19,7 +19,10 @@ from ...static.build import build
 from ...static.control_flow import random_uniform_like
 from .conv import avg_pool2d, conv2d, max_pool2d
 from .rnn import BasicLSTMCell, BasicRNNCell, LSTMCell, LSTMStateTuple, _dynamic_rnn
-from .tensors import constant  # TF1's: Python ints are int32
+from .tensors import (
+    constant,  # TF1's: Python ints are int32
+    tf_op,  # NumPy arguments make graph nodes, as in TF1
+)
 
 
 def _node(x, dtype=None) -> Node:
@@ -345,7 +348,8 @@ rnn_cell = types.SimpleNamespace(
     LSTMCell=LSTMCell, LSTMStateTuple=LSTMStateTuple, MultiRNNCell=MultiRNNCell)
 
 nn = types.SimpleNamespace(
-    relu=ops.relu, sigmoid=ops.sigmoid, tanh=ops.tanh, softplus=ops.softplus,
+    relu=tf_op(ops.relu, "Relu"), sigmoid=tf_op(ops.sigmoid, "Sigmoid"),
+    tanh=tf_op(ops.tanh, "Tanh"), softplus=tf_op(ops.softplus, "Softplus"),
     softmax=softmax, log_softmax=log_softmax, softsign=softsign,
     relu6=relu6, leaky_relu=leaky_relu, elu=elu,
     softmax_cross_entropy_with_logits=softmax_cross_entropy_with_logits,

@@ -1,0 +1,1 @@
+"""PyTorch's ``torch.testing._internal``: :mod:`.common_utils` (``TestCase``, ``run_tests``)."""

@@ -69,6 +69,11 @@ class ShapeError(ValueError):
     """Shapes that cannot work together, detected when a node or eager op is created."""
 
 
+class BroadcastError(ShapeError, RuntimeError):
+    """Two shapes that do not broadcast: a ValueError as TF1 raises it, and a RuntimeError
+    whose message says what PyTorch's says ("The size of tensor a (2) must match ...")."""
+
+
 class TraceWarning(UserWarning):
     """``kg.function`` froze something while tracing (a branch on a tensor's value) or
     traced too often; the message names the line and how to fix it."""

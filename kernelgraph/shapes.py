@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .errors import ShapeError
+from .errors import BroadcastError, ShapeError
 from .graph import shape_str
 
 
@@ -22,7 +22,7 @@ def broadcast(a, b, what: str = "op"):
     pa = (1,) * (n - len(a)) + tuple(a)
     pb = (1,) * (n - len(b)) + tuple(b)
     out = []
-    for x, y in zip(pa, pb):
+    for dim, (x, y) in enumerate(zip(pa, pb)):
         if x == 1:
             out.append(y)
         elif y == 1:
@@ -32,8 +32,10 @@ def broadcast(a, b, what: str = "op"):
         elif y is None or x == y:
             out.append(x)
         else:
-            raise ShapeError(f"{what}: shapes {shape_str(a)} and {shape_str(b)} cannot be "
-                             f"broadcast together ({x} vs {y})")
+            raise BroadcastError(
+                f"{what}: shapes {shape_str(a)} and {shape_str(b)} cannot be broadcast "
+                f"together ({x} vs {y}): the size of tensor a ({x}) must match the size of "
+                f"tensor b ({y}) at non-singleton dimension {dim}")
     return tuple(out)
 
 

@@ -189,6 +189,8 @@ def save(path: str | os.PathLike, obj, module=None) -> None:
     >>> sorted(kg.load(path).items())
     [('step', array(7)), ('w', array([1., 2.], dtype=float32))]
     """
+    if _is_path(obj) and not _is_path(path):  # PyTorch's order: torch.save(obj, path)
+        path, obj = obj, path
     kind, arrays, cls = _collect(obj, module)
     for name in arrays:  # before anything is written
         _check_stored_name(name)
@@ -456,11 +458,19 @@ def _hint(saved_kind: str, target_kind: str, into_session: bool) -> str:
     return ""
 
 
-def load(path: str | os.PathLike, into=None, module=None, strict: bool = True
-         ) -> dict[str, np.ndarray]:
+def _is_path(value) -> bool:
+    return isinstance(value, str | os.PathLike)
+
+
+def load(path: str | os.PathLike, into=None, module=None, strict: bool = True, *,
+         map_location=None, weights_only=None) -> dict[str, np.ndarray]:
     """Read a checkpoint: returns ``{name: array}``; with ``into=`` also restores the values
     into a Module's parameters, a dict's tensors/arrays (in place), or a Session's
     variables (``module=model``: the session's variables of that model, by parameter name).
+
+    PyTorch's ``torch.load(path, map_location=..., weights_only=...)`` reads the same way
+    (values come back on the host, and a checkpoint never holds code: ``weights_only`` is
+    always true); ``torch.save(obj, path)``, PyTorch's order, is ``kg.save`` too.
 
     Everything is checked first: a file that is not a checkpoint, is truncated, or was
     altered, and (with ``strict=True``, the default) names missing from or unexpected by the

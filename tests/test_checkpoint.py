@@ -478,3 +478,14 @@ def test_cuda_tensors_and_variables(tmp_path):
     assert sess.run(doubled).tolist() == [2.0, 4.0]
     kg.save(path, sess)
     assert kg.load(path)["w"].tolist() == [1.0, 2.0]
+
+
+def test_pytorchs_save_and_load_spellings(tmp_path):
+    """``torch.save(obj, path)`` and ``torch.load(path, map_location=, weights_only=)``:
+    PyTorch's order and keywords reach the same checkpoint."""
+    kg.manual_seed(0)
+    model, other = kg.nn.Linear(3, 2), kg.nn.Linear(3, 2)
+    path = tmp_path / "model.pth"
+    kg.save(model.state_dict(), path)
+    other.load_state_dict(kg.load(path, map_location="cpu", weights_only=True))
+    np.testing.assert_array_equal(other.weight.detach().numpy(), model.weight.detach().numpy())

@@ -235,3 +235,64 @@ def test_casts_and_type_methods():
     assert t.float() is t  # already float32: itself, as in PyTorch
     assert t.to(kg.float64).dtype == kg.float64
     assert t.type_as(kg.tensor([1])).dtype == kg.int64
+
+
+def test_one_element_integer_tensor_is_an_index():
+    # as PyTorch's quickstart does: classes[pred[0].argmax(0)]
+    classes = ["a", "b", "c"]
+    pred = kg.tensor([[0.1, 0.7, 0.2]])
+    assert classes[pred[0].argmax(0)] == "b"
+    assert classes[kg.tensor(2)] == "c" and classes[kg.tensor(True)] == "b"
+    assert list(range(kg.tensor(3))) == [0, 1, 2]
+    for bad in (kg.tensor(1.0), kg.tensor([1, 2])):
+        with pytest.raises(TypeError, match="only integer tensors of a single element"):
+            classes[bad]
+
+
+def test_matmul_out_writes_into_the_given_tensor():
+    a = kg.tensor(X)
+    out = kg.zeros(3, 3)
+    result = kg.matmul(a, a.T, out=out)
+    assert result is out
+    np.testing.assert_allclose(out.numpy(), X @ X.T, rtol=1e-5, atol=1e-6)
+    with pytest.raises(RuntimeError, match="don't support automatic differentiation"):
+        kg.matmul(kg.tensor(X, requires_grad=True), a.T, out=kg.zeros(3, 3))
+    with pytest.raises(RuntimeError, match="does not resize out="):
+        kg.matmul(a, a.T, out=kg.zeros(2))
+
+
+def test_new_factories_keep_dtype_and_device():
+    ints = kg.tensor([1, 2])
+    assert ints.new_ones(2, 3).tolist() == [[1, 1, 1], [1, 1, 1]]
+    assert ints.new_ones(2).dtype == kg.int64
+    assert ints.new_zeros((2,)).tolist() == [0, 0]
+    assert ints.new_full((2,), 3.5).tolist() == [3, 3]  # PyTorch: x's dtype wins
+    assert ints.new_tensor([1.5]).tolist() == [1]
+    assert ints.new_empty(4).shape == (4,)
+    floats = kg.tensor([1.0], requires_grad=True)
+    made = floats.new_ones(2, dtype=kg.float64)
+    assert made.dtype == kg.float64 and not made.requires_grad
+    assert floats.new_zeros(1, requires_grad=True).requires_grad
+
+
+def test_backward_takes_pytorchs_gradient_keyword():
+    a = kg.tensor([2.0, 3.0], requires_grad=True)
+    q = 3 * a ** 3
+    q.backward(gradient=kg.tensor([1.0, 0.5]))
+    np.testing.assert_allclose(a.grad.numpy(), [36.0, 40.5])
+    with pytest.raises(NotImplementedError, match="autograd.grad"):
+        (a * 2).sum().backward(inputs=[a])
+
+
+def test_torch_softmax_takes_dim_positionally_and_dtype():
+    x = kg.tensor(X)
+    e = np.exp(X - X.max(axis=1, keepdims=True))
+    np.testing.assert_allclose(kg.softmax(x, dim=1).numpy(), e / e.sum(1, keepdims=True),
+                               rtol=1e-5)
+    np.testing.assert_allclose(kg.log_softmax(x, 1).numpy(),
+                               np.log(e / e.sum(1, keepdims=True)), rtol=1e-5, atol=1e-6)
+    assert kg.softmax(kg.tensor([1, 2]), 0, dtype=kg.float64).dtype == kg.float64
+    p = kg.placeholder(kg.float32, shape=[None, 4])  # the cards' axis= still builds graphs
+    with kg.Session() as sess:
+        got = sess.run(kg.softmax(p, axis=1), {p: X})
+    np.testing.assert_allclose(got, e / e.sum(1, keepdims=True), rtol=1e-5)

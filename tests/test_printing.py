@@ -57,3 +57,14 @@ def test_format_spec_needs_one_element():
     assert f"{kg.tensor(2.0 / 3):.2f}" == "0.67"
     with pytest.raises(TypeError):
         f"{kg.tensor([1.0, 2.0]):.2f}"
+
+
+def test_dot_of_vectors_is_named_dot_backward():
+    # PyTorch: torch.dot(a, b) and a @ b of two vectors print grad_fn=<DotBackward0>; a view
+    # of another 0-d result stays <ViewBackward0>.
+    a = kg.tensor([1.0, 2.0], requires_grad=True)
+    b = kg.tensor([3.0, 4.0])
+    assert repr(kg.dot(a, b)) == "tensor(11., grad_fn=<DotBackward0>)"
+    assert repr(b @ a) == "tensor(11., grad_fn=<DotBackward0>)"
+    assert repr(a.sum().reshape(())) == "tensor(3., grad_fn=<ViewBackward0>)"
+    assert repr(a.view(1, 2) @ b.view(2, 1)) == "tensor([[11.]], grad_fn=<MmBackward0>)"

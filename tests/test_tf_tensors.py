@@ -109,3 +109,48 @@ def test_torch_dtype_aliases():
 
 def test_case_runner_sees_tf_face():
     assert run_kg("fetch_by_name") == {"value": {"scalar": 4.0, "dtype": "float32"}}
+
+
+# -- H11: outputs below were checked against TF 2.21 compat.v1 (/work/refvenv) ----------------
+def test_zeros_and_ones_with_run_time_sizes():
+    with tf.Graph().as_default():
+        a = tf.placeholder(tf.float32, shape=[None, 2])
+        z = tf.zeros([tf.shape(a)[0], tf.shape(a)[0]])
+        o = tf.ones([tf.shape(a)[0], 3, tf.shape(a)[1]], tf.int32)
+        assert z.shape.as_list() == [None, None] and o.shape.as_list() == [None, 3, 2]
+        with tf.Session() as sess:
+            zv, ov = sess.run([z, o], {a: np.full((4, 2), np.inf, np.float32)})
+        np.testing.assert_array_equal(zv, np.zeros((4, 4), np.float32))
+        np.testing.assert_array_equal(ov, np.ones((4, 3, 2), np.int32))
+        assert zv.dtype == np.float32 and ov.dtype == np.int32
+
+
+def test_matmul_transpose_arguments():
+    a0 = np.array([[1.0, 2.0], [3.0, 4.0]], np.float32)
+    b0 = np.arange(12.0, dtype=np.float32).reshape(2, 3, 2)
+    with tf.Graph().as_default():
+        a, b = tf.constant(a0), tf.constant(b0)
+        with tf.Session() as sess:
+            ab, at, bb = sess.run([tf.matmul(a, a, transpose_b=True),
+                                   tf.matmul(a, a, transpose_a=True, adjoint_b=True),
+                                   tf.matmul(b, b, transpose_a=True)])
+    np.testing.assert_allclose(ab, [[5.0, 11.0], [11.0, 25.0]])
+    np.testing.assert_allclose(at, a0.T @ a0.T)
+    np.testing.assert_allclose(bb, np.swapaxes(b0, 1, 2) @ b0)
+
+
+def test_report_uninitialized_and_initializer_class():
+    with tf.Graph().as_default():
+        v = tf.get_variable("v", [2], dtype=tf.int32, initializer=tf.zeros_initializer)
+        tf.Variable(1.0, name="w")
+        report = tf.report_uninitialized_variables()
+        with tf.Session() as sess:
+            first = sess.run(report)
+            assert first.tolist() == [b"v", b"w"] and first.dtype == object
+            assert not sess.run(tf.is_variable_initialized(v))
+            sess.run(tf.variables_initializer([v]))
+            assert sess.run(report).tolist() == [b"w"]
+            assert sess.run(tf.is_variable_initialized(v))
+            assert sess.run(v).tolist() == [0, 0] and sess.run(v).dtype == np.int32
+            sess.run(tf.global_variables_initializer())
+            assert sess.run(report).shape == (0,)

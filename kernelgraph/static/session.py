@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import threading
 import time
+import weakref
 
 from .. import graph as _graph
 from .. import trace
@@ -26,6 +27,17 @@ from .feeds import FetchSpec, fetch_key
 from .plan import Plan, PlanFamily, plan_for
 from .stepper import Stepper
 from .variables import placeholder_op, variable_op, writes_variable
+
+#: graph -> {node: fn(store) -> value}: nodes whose value a session computes from its own
+#: state at each run and feeds (TF1's ``tf.report_uninitialized_variables``, ...).
+_SESSION_VALUES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def session_value(node: Node, fn) -> Node:
+    """Make every ``Session.run`` of ``node``'s graph feed ``node`` with ``fn(store)``, the
+    value computed from the session's variables (``store``: {variable node: value})."""
+    _SESSION_VALUES.setdefault(node.graph, {})[node] = fn
+    return node
 
 
 class Session:
@@ -56,6 +68,12 @@ class Session:
         value in this run, and what only it reads is not computed."""
         if self._closed:
             raise RuntimeError("Attempted to use a closed Session.")
+        computed = _SESSION_VALUES.get(self.graph)
+        if computed:
+            feed_dict = dict(feed_dict or {})
+            for node, fn in computed.items():
+                if not any(k is node for k in feed_dict):
+                    feed_dict[node] = fn(self._store)
         feed_keys = tuple(feed_dict) if feed_dict else ()
         try:
             entry = self._plans.get((fetch_key(fetches), feed_keys, trace.active))

@@ -124,6 +124,10 @@ from ...graph import Operation  # noqa: E402, F811 - TF1's Operation (t.op in a 
 from .spellings import *  # noqa: E402, F403 - issue 21's TF1 names: its __all__
 from .tensors import *  # noqa: E402, F403 - constant, TensorShape, shape, range, dtypes ...
 from .testing import test as test  # noqa: E402 - tf.test.TestCase, as TF1's tests use it
+from .variable_scope import is_variable_initialized as is_variable_initialized  # noqa: E402
+from .variable_scope import (  # noqa: E402
+    report_uninitialized_variables as report_uninitialized_variables,
+)
 
 # A namespace holding this module is a TF1 program: it reads t.op, t.name, t.shape as TF1's.
 _SLOTS["tf_module"] = _sys.modules[__name__]

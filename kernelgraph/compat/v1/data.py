@@ -33,7 +33,7 @@ import itertools
 
 import numpy as np
 
-from ...dtypes import as_dtype, bool_, int64
+from ...dtypes import DType, as_dtype, bool_, int64
 from ...errors import shown
 from ...graph import Node, get_default_graph, user_location
 from ...ops.random import _generator, _seed_attrs
@@ -69,7 +69,7 @@ class Dataset:
     # -- what it holds -----------------------------------------------------------------
     @property
     def output_types(self):
-        return pack(self._spec, [as_dtype(d) for d, _ in flat(self._spec)])
+        return pack(self._spec, [DType(d) for d, _ in flat(self._spec)])
 
     @property
     def output_shapes(self):

@@ -32,7 +32,7 @@ abs, sign = tf_op(ops.abs, "Abs"), tf_op(ops.sign, "Sign")
 maximum, minimum = tf_op(ops.maximum, "Maximum"), tf_op(ops.minimum, "Minimum")
 where = tf_op(ops.where, "Select")
 tanh, sigmoid = tf_op(ops.tanh, "Tanh"), tf_op(ops.sigmoid, "Sigmoid")
-matmul, identity = tf_op(ops.matmul, "MatMul"), tf_op(ops.identity, "Identity")
+_matmul, identity = tf_op(ops.matmul, "MatMul"), tf_op(ops.identity, "Identity")
 equal, not_equal = tf_op(ops.equal, "Equal"), tf_op(ops.not_equal, "NotEqual")
 less, less_equal = tf_op(ops.less, "Less"), tf_op(ops.less_equal, "LessEqual")
 greater = tf_op(ops.greater, "Greater")
@@ -67,6 +67,23 @@ def reshape(tensor, shape, name=None):
     return ops.reshape(tensor, shape=dims, name=name or "Reshape")
 
 
+def _swap_last(x):
+    x = x if isinstance(x, Node | EagerTensor) else tf_constant(x)
+    rank = len(x.shape) if x.shape is not None else 2
+    return ops.transpose(x, perm=[*range(rank - 2), rank - 1, rank - 2])
+
+
+def matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False, adjoint_b=False,
+           a_is_sparse=False, b_is_sparse=False, name=None):
+    """tf.matmul(a, b, transpose_a=, transpose_b=): the product of the (batched) matrices,
+    each transposed first if asked (adjoint is the transpose for real numbers)."""
+    if transpose_a or adjoint_a:
+        a = _swap_last(a)
+    if transpose_b or adjoint_b:
+        b = _swap_last(b)
+    return _matmul(a, b, name=name)
+
+
 def transpose(a, perm=None, name=None):
     # perm is checked by the op (a list, tuple or 1-D int array of distinct axes in range).
     return ops.transpose(a, perm=perm, name=name or "transpose")
@@ -83,6 +100,54 @@ def cast(x, dtype, name=None):
     return ops.cast(x, dtype=as_dtype(dtype), name=name or "Cast")
 
 
+def _dim_source(d):
+    """A size in a shape list: an int, or ``(x, axis)`` for a size known only at run time
+    (``tf.shape(x)[axis]``: a getitem of tf.shape's stack of dim_size nodes); else None."""
+    if not isinstance(d, Node):
+        return int(d) if isinstance(d, int | np.integer) else None
+    name = d._op.name
+    if name == "const" and np.ndim(d.attrs["value"]) == 0:
+        return int(d.attrs["value"])
+    if name == "dim_size":
+        return d.inputs[0], d.attrs["axis"]
+    if name == "cast" and d.shape == ():
+        return _dim_source(d.inputs[0])
+    if name == "getitem" and len(d.attrs["index"]) == 1 and isinstance(d.attrs["index"][0], int):
+        src = d.inputs[0]
+        while src._op.name == "cast":
+            src = src.inputs[0]
+        if src._op.name == "stack" and src.attrs["axis"] == 0:
+            return _dim_source(src.inputs[d.attrs["index"][0]])
+    return None
+
+
+def _run_time_like(shape):
+    """For a shape list holding ``tf.shape(x)[i]`` tensors (TF1 stacks such a list into a
+    shape tensor): a float32 tensor of that shape (sizes known at run time), else None."""
+    if not isinstance(shape, list | tuple) or not any(isinstance(d, Node) for d in shape):
+        return None
+    sources = [_dim_source(d) for d in shape]
+    if any(s is None for s in sources):
+        raise NotImplementedError("a shape list holding tensors other than tf.shape(x)[i] is "
+                                  "not implemented in kernelgraph; pass Python ints")
+    rank, out = len(sources), None
+    for i, src in enumerate(sources):
+        where_ = [1] * rank
+        if isinstance(src, int):
+            where_[i] = src
+            part = constant(np.zeros(where_, np.float32))
+        else:
+            x, axis = src
+            others = [a for a in range(len(x.shape)) if a != axis % len(x.shape)]
+            vec = ops.cast(x, dtype=float32)
+            if others:
+                vec = ops.sum(vec, axis=tuple(others))
+            where_[i] = -1
+            part = ops.reshape(ops.mul(vec, 0.0), shape=tuple(where_))
+        out = part if out is None else ops.add(out, part)
+    return out
+
+
 def _full_dims(shape, what):
     dims = _dims(shape, what)
     if None in dims:
@@ -91,10 +156,16 @@ def _full_dims(shape, what):
 
 
 def zeros(shape, dtype=float32, name=None):
+    like = _run_time_like(shape)
+    if like is not None:
+        return ops.cast(ops.zeros_like(like), dtype=as_dtype(dtype), name=name or "zeros")
     return constant(np.zeros(_full_dims(shape, "tf.zeros")), dtype=dtype, name=name or "zeros")
 
 
 def ones(shape, dtype=float32, name=None):
+    like = _run_time_like(shape)
+    if like is not None:
+        return ops.cast(ops.ones_like(like), dtype=as_dtype(dtype), name=name or "ones")
     return constant(np.ones(_full_dims(shape, "tf.ones")), dtype=dtype, name=name or "ones")
 
 

@@ -14,10 +14,11 @@ import weakref
 
 import numpy as np
 
-from ...dtypes import FLOATS, as_dtype, float32
+from ...dtypes import FLOATS, as_dtype, bool_, float32, string
 from ...errors import where
 from ...graph import Graph, Node, get_default_graph, user_location
-from ...static.variables import Variable
+from ...static.session import session_value
+from ...static.variables import Variable, placeholder
 from .initializers import glorot_uniform_initializer, initial_value, zeros_initializer
 
 
@@ -208,6 +209,8 @@ def get_variable(name, shape=None, dtype=None, initializer=None, regularizer=Non
                          f"VarScope?")
     dt = as_dtype(dtype if dtype is not None else scope.dtype or float32)
     init = initializer if initializer is not None else scope.initializer
+    if isinstance(init, type):  # TF instantiates an initializer class (tf.zeros_initializer)
+        init = init()
     if isinstance(init, Node | np.ndarray | list | int | float) and not callable(init):
         if shape is not None and isinstance(init, Node | np.ndarray | list):
             raise ValueError("If initializer is a constant, do not specify shape.")
@@ -232,5 +235,48 @@ def get_variable(name, shape=None, dtype=None, initializer=None, regularizer=Non
     return var
 
 
+def _set(store) -> set:
+    return {id(k) for k in store}
+
+
+def report_uninitialized_variables(var_list=None, name="report_uninitialized_variables"):
+    """A string tensor of the names of the variables in ``var_list`` (default: all) that the
+    running session has not initialised yet, as ``bytes`` (TF1's).
+
+    >>> import kernelgraph.compat.v1 as tf
+    >>> with tf.Graph().as_default():
+    ...     a, b = tf.Variable(1.0, name="a"), tf.Variable(2.0, name="b")
+    ...     with tf.Session() as sess:
+    ...         _ = sess.run(a.initializer)
+    ...         print(sess.run(tf.report_uninitialized_variables()))
+    [b'b']
+    """
+    graph = get_default_graph()
+    chosen = None if var_list is None else list(var_list)
+    node = placeholder(string, shape=[None], name=name)
+
+    def names(store):
+        done = _set(store)
+        variables = graph.variables if chosen is None else chosen
+        return np.array([v.name.split(":")[0].encode() for v in variables
+                         if id(v) not in done], dtype=object).reshape(-1)
+    return session_value(node, names)
+
+
+def is_variable_initialized(variable, name="IsVariableInitialized"):
+    """A bool tensor: whether the running session has initialised ``variable`` (TF1's).
+
+    >>> import kernelgraph.compat.v1 as tf
+    >>> with tf.Graph().as_default():
+    ...     a = tf.Variable(1.0)
+    ...     with tf.Session() as sess:
+    ...         print(sess.run(tf.is_variable_initialized(a)))
+    False
+    """
+    node = placeholder(bool_, shape=[], name=name)
+    return session_value(node, lambda store: np.bool_(id(variable) in _set(store)))
+
+
 __all__ = ["AUTO_REUSE", "VariableScope", "get_variable", "get_variable_scope",
+           "is_variable_initialized", "report_uninitialized_variables",
            "unique_scope_name", "variable_scope"]

@@ -168,13 +168,8 @@ SAMPLES: dict[str, Sample] = {
     # devices and the host
     "to_device": S(u(2, 3), device=DEVICE),
     "dim_size": S(u(2, 3), axis=1),
-    # issue 21: one block per engineer
-    # [H1 samples]
+    # PyTorch's and TF1's ops
     "setitem": S(u(3, 4), u(2), index=_INDEX),  # x[1:3, ::2] = value (broadcast along rows)
-    # [end H1 samples]
-    # [H2 samples]
-    # [end H2 samples]
-    # [H4 samples]
     "sin": S(u(2, 3)), "cos": S(u(2, 3)), "tan": S(u(2, 3)), "asin": S(0.9 * u(2, 3)),
     "acos": S(0.9 * u(2, 3)), "atan": S(2 * u(2, 3)), "sinh": S(u(2, 3)), "cosh": S(u(2, 3)),
     "erf": S(u(2, 3)), "reciprocal": S(away(2, 3)), "rsqrt": S(pos(2, 3)),
@@ -190,15 +185,8 @@ SAMPLES: dict[str, Sample] = {
     "put_along_axis": S(u(3), np.array([2, 0, 3]), u(3, 4), axis=1, diff=(0,)),
     "cumsum": S(u(3, 4), axis=1),
     "floor_divide": S(3 * u(2, 3), away(3)), "remainder": S(3 * u(2, 3), away(3)),
-    # [end H4 samples]
-    # [H5 samples]
     "clone": S(u(2, 3)),
-    # [end H5 samples]
-    # [H6 samples]
     "stop_gradient": S(u(2, 3)),
-    # [end H6 samples]
-    # [H7 samples]
-    # [end H7 samples]
 }
 
 

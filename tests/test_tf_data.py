@@ -122,7 +122,7 @@ def test_host_ops(device):
 
 
 def test_output_types_and_shapes_print_as_tf1():
-    # Printed by TF 2.21 compat.v1 for the same dataset (H11 checked in /work/refvenv).
+    # Printed by TF 2.21 compat.v1 for the same dataset (checked by hand).
     with tf.Graph().as_default():
         ds = tf.data.Dataset.from_tensor_slices(
             (np.zeros((4, 2), np.float32), np.arange(4))).batch(2)

@@ -111,7 +111,7 @@ def test_case_runner_sees_tf_face():
     assert run_kg("fetch_by_name") == {"value": {"scalar": 4.0, "dtype": "float32"}}
 
 
-# -- H11: outputs below were checked against TF 2.21 compat.v1 (/work/refvenv) ----------------
+# -- outputs below were checked by hand against TF 2.21 compat.v1 -------------------------------
 def test_zeros_and_ones_with_run_time_sizes():
     with tf.Graph().as_default():
         a = tf.placeholder(tf.float32, shape=[None, 2])

@@ -114,14 +114,13 @@ from .spellings import bool_ as bool_
 from .spellings import bool_py as bool_py
 from .spellings import kg_device as kg_device
 
-# -- issue 21. Each block belongs to one engineer; add names only inside your own block.
-# [H6 Session, tensors, shapes, dtypes, gradients]
+# -- TF1's Session, tensors, shapes, dtypes, gradients and tests
 # isort: split
 import sys as _sys  # noqa: E402
 
 from ...graph import SLOTS as _SLOTS  # noqa: E402
 from ...graph import Operation  # noqa: E402, F811 - TF1's Operation (t.op in a TF1 program)
-from .spellings import *  # noqa: E402, F403 - issue 21's TF1 names: its __all__
+from .spellings import *  # noqa: E402, F403 - TF1's op names: its __all__
 from .tensors import *  # noqa: E402, F403 - constant, TensorShape, shape, range, dtypes ...
 from .testing import test as test  # noqa: E402 - tf.test.TestCase, as TF1's tests use it
 from .variable_scope import is_variable_initialized as is_variable_initialized  # noqa: E402
@@ -140,13 +139,10 @@ math = types.SimpleNamespace(softplus=ops.softplus, **{name: globals()[name] for
     "reduce_logsumexp", "reduce_max", "reduce_mean", "reduce_min", "reduce_prod", "reduce_sum",
     "round", "rsqrt", "sigmoid", "sign", "sin", "sqrt", "square", "squared_difference",
     "subtract", "tan", "tanh", "truediv")})
-# [end H6]
-# [H7 nn, layers, data, control flow]
+# -- tf.nn, tf.layers, tf.data, tf.losses, variable scopes and control flow
 # isort: split
-from .h7_names import *  # noqa: E402, F403 - tf.nn, tf.layers, tf.data, tf.losses ...
-from .h7_names import __all__ as _h7_all  # noqa: E402
-
-# [end H7]
+from .namespaces import *  # noqa: E402, F403 - tf.nn, tf.layers, tf.data, tf.losses ...
+from .namespaces import __all__ as _namespaces_all  # noqa: E402
 
 random = types.SimpleNamespace(normal=random_normal, uniform=random_uniform,
                                set_random_seed=ops.random.seed)
@@ -173,4 +169,4 @@ __all__ = [
     "random_normal", "random_uniform", "set_random_seed", "split", "stack",
     "device", "cond", "while_loop", "train",
 ]
-__all__ += _h7_all
+__all__ += _namespaces_all

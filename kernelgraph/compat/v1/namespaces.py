@@ -1,4 +1,4 @@
-"""The names engineer H7's modules add to ``kernelgraph.compat.v1`` (``tf.nn``,
+"""The names of the networks, data and control-flow modules in ``kernelgraph.compat.v1`` (``tf.nn``,
 ``tf.losses``, ``tf.layers``, ``tf.data``, ``tf.get_variable`` and the initializers,
 ``tf.case``, ``tf.logging``, ``tf.compat.v1`` ...), gathered here so that the package's
 ``__init__`` imports them in one line."""

@@ -223,10 +223,16 @@ def _line(text: str, n: int) -> str:
     return lines[min(n, len(lines)) - 1]
 
 
+# PyTorch prints a dtype as ``torch.float32``; kernelgraph's dtypes are NumPy's and print
+# ``float32`` (docs/compatibility.md): a dtype's name is compared without the prefix.
+_TORCH_DTYPE = re.compile(r"\btorch\.(float16|float32|float64|int8|int16|int32|int64|uint8|bool)\b")
+
+
 def compare(expected: str, actual: str) -> str | None:
     """None when ``actual`` prints the same as ``expected`` (numbers within tolerance, the
-    text between them equal but for whitespace); otherwise what differs first, with the
-    line from each output."""
+    text between them equal but for whitespace and PyTorch's ``torch.`` before a dtype's
+    name); otherwise what differs first, with the line from each output."""
+    expected, actual = _TORCH_DTYPE.sub(r"\1", expected), _TORCH_DTYPE.sub(r"\1", actual)
     te, ta = tokens(expected), tokens(actual)
     for (ke, ve, le), (ka, va, la) in zip(te, ta):
         if ke != ka:

@@ -24,6 +24,6 @@ print(z, x.grad)
 print(torch.tensor(math.pi), torch.tensor([1e-5, 1.0]), torch.tensor([1, 2, 3]))
 print(torch.tensor([0.1, 0.2], dtype=torch.float64))
 print(torch.tensor([[1.5, -2.25], [3.0, 4.125]]))
-print(x.detach(), x.data)
+print(x.detach(), x.detach().clone())  # x.data is NumPy's array here: compatibility.md
 print(x.detach().numpy())
 print(f"{x.sum().item():.4f}", str(torch.tensor([2.0, 3.0])))

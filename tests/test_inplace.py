@@ -252,3 +252,20 @@ def test_refused_where_a_graph_cannot_follow():
     with kg.no_grad():  # without autograd any view may be written
         y.t().mul_(2)
     np.testing.assert_array_equal(y.detach().numpy(), [[2.0, 4.0]])
+
+
+def test_out_writes_the_result_into_a_tensor_you_own():
+    """PyTorch's ``out=``: the result is copied into ``out`` (which is returned), without
+    autograd; a shape kernelgraph would have to resize is refused by name."""
+    x, y = kg.ones(2, 3), kg.full((2, 3), 2.0)
+    r = kg.empty(2, 3)
+    assert kg.add(x, y, out=r) is r and r.tolist() == [[3.0] * 3] * 2
+    kg.exp(x, out=r)
+    np.testing.assert_allclose(r.numpy(), np.exp(np.ones((2, 3), np.float32)))
+    w = kg.ones(2, 3, requires_grad=True)
+    with pytest.raises(RuntimeError, match="don't support automatic differentiation"):
+        kg.mul(w, x, out=r)
+    with kg.no_grad():
+        assert kg.mul(w, y, out=r).tolist() == [[2.0] * 3] * 2
+    with pytest.raises(RuntimeError, match="does not resize out="):
+        kg.add(x, y, out=kg.empty(3))

@@ -71,6 +71,10 @@ def apply(op, args, attrs) -> Tensor:
     """Run ``op`` now on eager tensors (the eager front-end of every op)."""
     if attrs and "name" in attrs:
         attrs = {k: v for k, v in attrs.items() if k != "name"}
+    if attrs and "out" in attrs:  # PyTorch's out=: the result copied into a tensor you own
+        out = attrs["out"]
+        result = apply(op, args, {k: v for k, v in attrs.items() if k != "out"})
+        return result if out is None else _write_out(op.name, result, out, args)
     if _deferred is not None and _local.batching:
         return _deferred(op, args, attrs)
     values, need, any_tensor, on_gpu = [], False, False, False
@@ -230,3 +234,20 @@ def graph_of(*tensors) -> dict:
                       "value": n.value, "requires_grad": True,
                       "inplace": getattr(n.op, "inplace", False)})
     return {"nodes": nodes, "edges": edges}
+
+
+def _write_out(what: str, result, out, args):
+    """``torch.add(x, y, out=r)``: copy ``result`` into ``out`` (same shape; its dtype if
+    the value casts) and return ``out``, as PyTorch does without autograd."""
+    if type(out) is not Tensor:
+        raise TypeError(f"{what}(): argument 'out' must be Tensor, not {type(out).__name__}")
+    if _local.grad_enabled and any(type(t) is Tensor and t.requires_grad
+                                   for t in (*args, out)):
+        raise RuntimeError(f"{what}(): functions with out=... arguments don't support "
+                           "automatic differentiation, but one of the arguments requires grad.")
+    if tuple(out.shape) != tuple(result.shape):
+        raise RuntimeError(f"{what}(): out= has shape {list(out.shape)} but the result has "
+                           f"{list(result.shape)}; kernelgraph does not resize out= (PyTorch "
+                           "does, with a warning): pass a tensor of the result's shape")
+    out.copy_(result)
+    return out

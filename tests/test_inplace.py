@@ -178,7 +178,7 @@ def test_nodes_recorded_before_a_change_keep_the_old_tensor():
     a.mul_(5)                 # a is now 10 x: d/dx = 10
     (before.sum() + a.sum()).backward()
     np.testing.assert_array_equal(x.grad.numpy(), [16.0, 16.0])
-    assert before.grad_fn.next_functions[0].op.name == "mul"
+    assert before.grad_fn.next_functions[0][0].op.name == "mul"
 
 
 # -- what the graph and the views show ------------------------------------------------------------

@@ -290,8 +290,11 @@ def test_errors():
         kg.optim.SGD([], lr=0.1)
     with pytest.raises(TypeError, match="should be an iterable of Tensors"):
         kg.optim.SGD(w, lr=0.1)
-    with pytest.raises(ValueError, match="must be a leaf tensor that requires grad"):
-        kg.optim.SGD([kg.tensor([1.0])], lr=0.1)
+    with pytest.raises(ValueError, match="can't optimize a non-leaf Tensor"):
+        kg.optim.SGD([w * 2.0], lr=0.1)
+    frozen = kg.tensor([1.0])  # kept, as PyTorch keeps it, and skipped: it has no grad
+    kg.optim.SGD([frozen], lr=0.1).step()
+    assert frozen.tolist() == [1.0]
     with pytest.raises(TypeError, match=r"in eager mode call loss.backward\(\)"):
         kg.optim.SGD([w], lr=0.1).minimize((w * w).sum())
     model = kg.nn.Linear(2, 1)

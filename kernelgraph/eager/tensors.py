@@ -64,11 +64,38 @@ class EagerNode(Node):
 
     @property
     def next_functions(self):
-        """The nodes that made this node's inputs (PyTorch's ``grad_fn.next_functions``)."""
-        return tuple(source(x, self.seq)[0] for x in self.inputs if type(x) is Tensor)
+        """PyTorch's ``grad_fn.next_functions``: a ``(node, 0)`` pair per tensor input, the
+        node that made it, an :class:`AccumulateGrad` for a leaf that requires grad, or None
+        for a tensor gradients do not reach."""
+        pairs = []
+        for x in self.inputs:
+            if type(x) is not Tensor:
+                continue
+            node = source(x, self.seq)[0]
+            if node is None and x.requires_grad:
+                node = AccumulateGrad(x)
+            pairs.append((node, 0))
+        return tuple(pairs)
 
     def __repr__(self):
         return f"<{self.op.name} backward node #{self.seq}>"
+
+
+class AccumulateGrad:
+    """What PyTorch's ``next_functions`` shows for a leaf that requires grad: the step of
+    backward that adds into ``variable.grad``."""
+
+    __slots__ = ("variable",)
+    next_functions = ()
+
+    def __init__(self, variable):
+        self.variable = variable
+
+    def name(self) -> str:
+        return "AccumulateGrad"
+
+    def __repr__(self):
+        return f"<AccumulateGrad object at {id(self):#x}>"
 
 
 class Tensor:

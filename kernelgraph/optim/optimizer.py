@@ -129,9 +129,8 @@ class GraphUpdates:
 
 def _check_param(owner: str, k: int, p) -> None:
     if isinstance(p, Tensor):
-        if not p.is_leaf or not p.requires_grad:
-            raise ValueError(f"{owner}: parameter {k} must be a leaf tensor that requires "
-                             "grad (can't optimize a non-leaf Tensor)")
+        if not p.is_leaf:  # one that does not require grad is kept and skipped, as PyTorch
+            raise ValueError(f"{owner}: parameter {k}: can't optimize a non-leaf Tensor")
     elif not isinstance(p, Variable):
         raise TypeError(f"{owner}: parameter {k} is a {type(p).__name__}; expected a kg.Tensor "
                         "(a module's parameter) or a kg.Variable")

@@ -27,7 +27,7 @@ import numpy as np
 from numba import cuda
 
 from .. import conv as K
-from . import core
+from . import core, launcher
 from .linalg import gemm
 from .nn import BLOCK, group_sum, row_launch
 
@@ -70,8 +70,8 @@ def _im2col_into(x, cols, kernel, stride, padding, dilation, out_hw, strides):
     size = n * c * kernel[0] * kernel[1] * out_hw[0] * out_hw[1]
     if size:
         blocks, threads = core.launch(size)
-        _im2col[blocks, threads](x, core.flat(cols), *kernel, *stride, *padding, *dilation,
-                                 *out_hw, *strides)
+        launcher.launch(_im2col, blocks, threads, x, core.flat(cols), *kernel, *stride, *padding,
+                        *dilation, *out_hw, *strides)
     return cols
 
 
@@ -178,8 +178,8 @@ def conv2d_backward_input(g, w, x_shape, stride, padding, dilation):
     if dx.size and g.size:
         cols = gemm(w.reshape(o, c * kh * kw), g.reshape(n, o, oh * ow), trans_a=True)
         blocks, threads = core.launch(dx.size)
-        _gather_kernels(np.dtype(g.dtype))[0][blocks, threads](
-            cols, dx, kh, kw, *stride, *padding, *dilation, oh, ow)
+        launcher.launch(_gather_kernels(np.dtype(g.dtype))[0], blocks, threads,
+                        cols, dx, kh, kw, *stride, *padding, *dilation, oh, ow)
     return dx
 
 
@@ -263,7 +263,7 @@ def _pool(kernel, x, window, stride, padding):
     out = core.empty(K.pool2d_shape(_shape(x), window, stride, padding), x.dtype)
     if out.size:
         blocks, threads = core.launch(out.size)
-        kernel[blocks, threads](x, out, *window, *stride, *padding)
+        launcher.launch(kernel, blocks, threads, x, out, *window, *stride, *padding)
     return out
 
 
@@ -281,7 +281,7 @@ def _argmax_positions(x, window, stride, padding):
     arg = core.empty(K.pool2d_shape(_shape(x), window, stride, padding), np.int64)
     if arg.size:
         blocks, threads = core.launch(arg.size)
-        _max_pool_argmax[blocks, threads](x, arg, *window, *stride, *padding)
+        launcher.launch(_max_pool_argmax, blocks, threads, x, arg, *window, *stride, *padding)
     return arg
 
 
@@ -293,7 +293,7 @@ def max_pool2d_select(g, x, window, stride, padding):
     out = core.empty(arg.shape, g.dtype)
     if out.size:
         blocks, threads = core.launch(out.size)
-        _select_at[blocks, threads](arg, g, out)
+        launcher.launch(_select_at, blocks, threads, arg, g, out)
     return out
 
 
@@ -307,8 +307,8 @@ def max_pool2d_backward(g, x, window, stride, padding):
     arg = _argmax_positions(x, window, stride, padding)
     dx = core.empty(_shape(x), g.dtype)
     blocks, threads = core.launch(dx.size)
-    _gather_kernels(np.dtype(g.dtype))[1][blocks, threads](arg, g, dx, *window, *stride,
-                                                            *padding)
+    launcher.launch(_gather_kernels(np.dtype(g.dtype))[1], blocks, threads, arg, g, dx, *window,
+                    *stride, *padding)
     return dx
 
 
@@ -320,8 +320,8 @@ def avg_pool2d_backward(g, x_shape, window, stride, padding):
     dx = core.empty(x_shape, g.dtype)
     if dx.size:
         blocks, threads = core.launch(dx.size)
-        _gather_kernels(np.dtype(g.dtype))[2][blocks, threads](g, dx, *window, *stride,
-                                                                *padding)
+        launcher.launch(_gather_kernels(np.dtype(g.dtype))[2], blocks, threads, g, dx, *window,
+                        *stride, *padding)
     return dx
 
 
@@ -354,6 +354,7 @@ def global_avg_pool2d(x):
     out = core.empty((n, c), x.dtype)
     if out.size:
         blocks, threads, group = row_launch(n * c, h * w)
-        _row_means[blocks, threads](core.flat(x), core.flat(out), n * c, h * w, group)
+        launcher.launch(_row_means, blocks, threads, core.flat(x), core.flat(out), n * c, h * w,
+                        group)
     return out
 

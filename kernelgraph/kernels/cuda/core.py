@@ -23,6 +23,7 @@ import numpy as np
 from numba import config, cuda
 
 from ...devices import is_cuda_array
+from . import launcher
 from .simulator import cast_float_to_int
 
 SIMULATOR = bool(config.ENABLE_CUDASIM)
@@ -73,7 +74,7 @@ def full(shape, value, dtype):
     out = empty(shape, dtype)
     if out.size:
         blocks, threads = launch(out.size)
-        _fill[blocks, threads](flat(out), out.dtype.type(value))
+        launcher.launch(_fill, blocks, threads, flat(out), out.dtype.type(value))
     return out
 
 
@@ -89,8 +90,28 @@ def to_host(a) -> np.ndarray:
 
 
 def flat(x):
-    """A 1-D view of a C-contiguous device array (0-d arrays become length 1)."""
-    return x.reshape(x.size) if x.ndim != 1 else x
+    """A 1-D view of a C-contiguous device array (0-d arrays become length 1).
+
+    The view is made once per array and kept on it: an eager op's output is flattened
+    again as the next op's input, and each numba reshape builds a new array object, which
+    a launch then has to type anew.
+
+    >>> x = to_device(np.zeros((2, 3)))
+    >>> flat(x).shape, flat(x) is flat(x)
+    ((6,), True)
+    """
+    if x.ndim == 1:
+        return x
+    try:
+        return x._kg_flat
+    except AttributeError:
+        pass
+    view = x.reshape(x.size)
+    try:
+        x._kg_flat = view  # the view shares x's memory and does not refer to x: no cycle
+    except AttributeError:  # an array class that takes no new attributes
+        pass
+    return view
 
 
 def contiguous_strides(shape) -> tuple:
@@ -157,7 +178,8 @@ def strided_copy(src, out_shape, strides, base: int = 0, dtype=None):
     if out.size:
         shape, strides = _dims(out_shape, strides)
         blocks, threads = launch(out.size)
-        _strided_copy[blocks, threads](flat(src), flat(out), shape, strides, int(base))
+        launcher.launch(_strided_copy, blocks, threads, flat(src), flat(out), shape, strides,
+                        int(base))
     return out
 
 
@@ -168,7 +190,8 @@ def strided_write(src, out, strides, base: int = 0):
     if src.size:
         shape, strides = _dims(src.shape, strides)
         blocks, threads = launch(src.size)
-        _strided_write[blocks, threads](flat(src), flat(out), shape, strides, int(base))
+        launcher.launch(_strided_write, blocks, threads, flat(src), flat(out), shape, strides,
+                        int(base))
     return out
 
 
@@ -197,7 +220,7 @@ def astype(x, dtype):
         kernel = _cast_to_bool if dtype == np.bool_ else _cast
         if SIMULATOR and x.dtype.kind == "f" and dtype.kind in "iu":
             kernel = cast_float_to_int  # NaN is 0, as on a GPU: no ValueError
-        kernel[blocks, threads](flat(x), flat(out))
+        launcher.launch(kernel, blocks, threads, flat(x), flat(out))
     return out
 
 
@@ -207,7 +230,11 @@ def copy(x):
         raise ValueError("kernelgraph's CUDA kernels expect C-contiguous device arrays")
     out = empty(x.shape, x.dtype)
     if x.size:
-        out.copy_to_device(x)
+        # --- H2: a copy is a launch (not a driver memcpy), so a static plan that records
+        # a node's launches replays its copies too (kernelgraph.static.device_plan) ---
+        blocks, threads = launch(x.size)
+        launcher.launch(_cast, blocks, threads, flat(x), flat(out))
+        # --- end H2 ---
     return out
 
 

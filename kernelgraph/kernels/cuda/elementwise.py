@@ -28,7 +28,7 @@ from numba import cuda
 
 from ... import dtypes as D
 from .. import cpu
-from . import core
+from . import core, launcher
 from .simulator import device_function
 
 # Operands that are numbers ("weak" scalars in the promotion rules), not arrays.
@@ -248,9 +248,9 @@ def launch_map(kernels, out, operands, shapes):
     flat_args = [core.flat(out), *(core.flat(a) for a in operands)]
     if len(shape) <= 1:
         steps = [s[0] if s else 0 for s in strides]
-        kernels[0][blocks, threads](*flat_args, *steps)
+        launcher.launch(kernels[0], blocks, threads, *flat_args, *steps)
     else:
-        kernels[1][blocks, threads](*flat_args, shape, *strides)
+        launcher.launch(kernels[1], blocks, threads, *flat_args, shape, *strides)
     return out
 
 
@@ -271,7 +271,7 @@ def _map(kernels, compute, values, out_dtype=None):
     operands = [_as_operand(v, cd) for v in values]
     if len(values) == 1:
         blocks, threads = core.launch(out.size)
-        kernels[blocks, threads](core.flat(out), core.flat(operands[0]))
+        launcher.launch(kernels, blocks, threads, core.flat(out), core.flat(operands[0]))
         return out
     return launch_map(kernels, out, operands, shapes)
 
@@ -316,7 +316,8 @@ def has_negative(y) -> bool:
         return False
     flag = core.full((1,), 0, np.int32)
     blocks, threads = core.launch(y.size)
-    _any_negative[blocks, threads](core.flat(y), flag)
+    launcher.launch(_any_negative, blocks, threads, core.flat(y), flag)
+    launcher.not_replayable("checks its integer exponents for negatives on the host")
     return bool(flag.copy_to_host()[0])
 
 
@@ -337,7 +338,8 @@ def has_zero(y) -> bool:
         return False
     flag = core.full((1,), 0, np.int32)
     blocks, threads = core.launch(y.size)
-    _any_zero[blocks, threads](core.flat(y), flag)
+    launcher.launch(_any_zero, blocks, threads, core.flat(y), flag)
+    launcher.not_replayable("checks its integer divisors for zeros on the host")
     return bool(flag.copy_to_host()[0])
 
 

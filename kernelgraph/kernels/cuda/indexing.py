@@ -22,7 +22,7 @@ import numpy as np
 from numba import cuda, int64
 
 from .. import indexing as K
-from . import core
+from . import core, launcher
 
 # Shared-array sizes must be compile-time constants: a module global is one, while
 # ``core.THREADS`` read inside a kernel is typed as a plain int64 (the simulator accepts
@@ -158,7 +158,8 @@ def check_indices(indices, size: int, what: str, axis: int = 0):
     idx = core.flat(indices)
     first = core.full((1,), indices.size, np.int64)
     blocks, threads = core.launch(indices.size)
-    _first_bad[blocks, threads](idx, size, first)
+    launcher.launch(_first_bad, blocks, threads, idx, size, first)
+    launcher.not_replayable(f"{what}: checks its indices on the host")
     pos = int(first.copy_to_host()[0])  # the sync that lets a bad index raise here
     if pos < indices.size:
         bad = int(idx[pos:pos + 1].copy_to_host()[0])
@@ -206,7 +207,8 @@ def gather(params, indices, ax: int):
     if out.size:
         _, inner = K._split3(params.shape, ax)
         blocks, threads = core.launch(out.size)
-        _gather[blocks, threads](core.flat(params), idx, core.flat(out), n, idx.size, inner)
+        launcher.launch(_gather, blocks, threads, core.flat(params), idx, core.flat(out), n,
+                        idx.size, inner)
     return out
 
 
@@ -225,7 +227,8 @@ def gather_grad(g, indices, like, axis=0):
         _, inner = K._split3(shape, ax)
         blocks, threads = core.launch(g.size)
         kernel = _scatter_or if g.dtype == np.bool_ else _scatter_add
-        kernel[blocks, threads](core.flat(g), idx, core.flat(out), n, idx.size, inner)
+        launcher.launch(kernel, blocks, threads, core.flat(g), idx, core.flat(out), n, idx.size,
+                        inner)
     return out
 
 
@@ -253,7 +256,7 @@ def one_hot(indices, depth: int, dtype):
     out = core.empty(tuple(indices.shape) + (depth,), dtype)
     if out.size:
         blocks, threads = core.launch(out.size)
-        _one_hot[blocks, threads](idx, core.flat(out), depth)
+        launcher.launch(_one_hot, blocks, threads, idx, core.flat(out), depth)
     return out
 
 
@@ -278,9 +281,9 @@ def clip(x, min=None, max=None):  # noqa: A002 - the CPU forward's (torch.clamp'
     out = core.empty(x.shape, x.dtype)
     if out.size:
         blocks, threads = core.launch(out.size)
-        _clip[blocks, threads](core.flat(x), zero if min is None else cast(min),
-                               zero if max is None else cast(max), min is not None,
-                               max is not None, core.flat(out))
+        launcher.launch(_clip, blocks, threads, core.flat(x),
+                        zero if min is None else cast(min), zero if max is None else cast(max),
+                        min is not None, max is not None, core.flat(out))
     return out
 
 
@@ -377,9 +380,9 @@ def argmax(x, axis=None, keepdims=False):
     if n >= core.THREADS:  # a row fills a block: share it out, don't leave it to one thread
         _, threads = core.launch(n)
         blocks, _ = core.launch(rows * threads, threads)
-        _argmax_by_block[blocks, threads](core.flat(x), core.flat(out), n, inner)
+        launcher.launch(_argmax_by_block, blocks, threads, core.flat(x), core.flat(out), n, inner)
     else:
         blocks, threads = core.launch(rows)
-        _argmax_by_thread[blocks, threads](core.flat(x), core.flat(out), n, inner)
+        launcher.launch(_argmax_by_thread, blocks, threads, core.flat(x), core.flat(out), n, inner)
     return out
 

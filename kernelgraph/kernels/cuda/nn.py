@@ -1,10 +1,11 @@
 """CUDA softmax, log_softmax and sparse softmax cross-entropy (forward and gradient).
 
-Row reductions go to *groups* of threads: a block of ``BLOCK`` threads is split into groups
-of ``group`` threads (a power of two, about the row length, at most the block), one group
-per row, which reduce their partial max/sum in shared memory (:func:`group_sum`,
-:func:`group_max`). Short rows (10 classes) then keep a whole block busy with many rows, and
-long rows get a whole block each. A softmax over an axis that is not the last one runs one
+Row reductions go to *groups* of threads: a block is split into groups of ``group`` threads
+(a power of two, about the row length), one group per row, which reduce their partial
+max/sum in shared memory (:func:`group_sum`, :func:`group_max`). :func:`row_launch` gives a
+block as few rows as keep the whole GPU busy (64 rows of 10 classes: 32 blocks of a warp,
+not 4 of 256 threads), a long row a block of its own, and a few long rows groups of up to
+:data:`ROW_SLOTS` threads. A softmax over an axis that is not the last one runs one
 thread per (outer, inner) column instead, looping down the axis: neighbouring threads read
 neighbouring addresses, so nothing is transposed and every load is coalesced.
 
@@ -26,10 +27,18 @@ from numba import cuda
 from ... import dtypes as D
 from ...shapes import axis_arg, normalize_axes
 from ..nn import _check_xent, no_rows
-from . import core
+from . import core, launcher
 
 # Threads of a row-reduction block (a power of two). The simulator pays per thread.
 BLOCK = 8 if core.SIMULATOR else 256
+# Shared slots of the softmax and cross-entropy kernels: the largest group they take, for
+# a few long rows (a power of two, at least BLOCK).
+ROW_SLOTS = 16 if core.SIMULATOR else 1024
+# Blocks a row launch aims for (about two per SM), and the fewest threads worth a block
+# (a warp). Read at call time: the tests change them.
+_TARGET_BLOCKS = 3 if core.SIMULATOR else 264
+_WARP = 4 if core.SIMULATOR else 32
+_PER_LANE = 4  # a group wider than BLOCK only when each thread still reads this many
 
 
 # -- group reductions (shared with conv.py's global average pooling) -------------------------
@@ -83,15 +92,31 @@ def _row_max_and_sum(x, start, n, t, lane, group, maxes, sums, lowest):
     return m, group_sum(sums, t, lane, group, s)
 
 
-def row_launch(nrows: int, length: int) -> tuple[int, int, int]:
-    """(blocks, threads, group) for ``nrows`` rows of ``length`` elements, one group each."""
+def row_launch(nrows: int, length: int, max_threads: int = BLOCK) -> tuple[int, int, int]:
+    """(blocks, threads, group) for ``nrows`` rows of ``length`` elements, one group of
+    ``group`` threads each, ``threads // group`` rows per block.
+
+    Blocks get as few rows as keep about :data:`_TARGET_BLOCKS` of them busy (but at least
+    a warp of threads), so 64 rows of 10 classes spread over 32 SMs, not 4 blocks; with
+    fewer rows than that, a long row gets up to ``max_threads`` threads of its own.
+
+    >>> blocks, threads, group = row_launch(64, 10)  # 64 rows of 10 classes
+    >>> threads % group == 0 and group & (group - 1) == 0  # whole groups, a power of two
+    True
+    """
+    width = min(length, BLOCK)
+    if nrows < _TARGET_BLOCKS and length > BLOCK:
+        width = min(-(-length // _PER_LANE), max_threads)
     group = 1
-    while group < min(length, BLOCK):
+    while group < width:
         group *= 2
-    per_block = BLOCK // group
-    if core.SIMULATOR:
-        return 1, BLOCK, group
-    return core.grid(math.ceil(nrows / per_block)), BLOCK, group
+    group = min(group, max_threads)
+    per_block = max(1, min(BLOCK // group, nrows // _TARGET_BLOCKS))
+    while group * per_block < min(_WARP, max_threads):
+        per_block += 1
+    blocks = -(-nrows // per_block)
+    blocks = min(blocks, _TARGET_BLOCKS) if core.SIMULATOR else core.grid(blocks)
+    return blocks, group * per_block, group
 
 
 # -- softmax / log_softmax ------------------------------------------------------------------
@@ -105,8 +130,8 @@ def _softmax_kernels(dtype: np.dtype):
     @cuda.jit
     def rows(x, out, nrows, length, group, log):
         # One group per contiguous row: softmax along the last axis.
-        maxes = cuda.shared.array(BLOCK, nb_type)
-        sums = cuda.shared.array(BLOCK, numba.float64)
+        maxes = cuda.shared.array(ROW_SLOTS, nb_type)
+        sums = cuda.shared.array(ROW_SLOTS, numba.float64)
         t = cuda.threadIdx.x
         lane = t % group
         per_block = cuda.blockDim.x // group
@@ -161,11 +186,13 @@ def _softmax_like(x, axis, log: bool):
         return out
     rows, columns = _softmax_kernels(np.dtype(x.dtype))
     if inner == 1:
-        blocks, threads, group = row_launch(outer, length)
-        rows[blocks, threads](core.flat(x), core.flat(out), outer, length, group, log)
+        blocks, threads, group = row_launch(outer, length, ROW_SLOTS)
+        launcher.launch(rows, blocks, threads, core.flat(x), core.flat(out), outer, length,
+                        group, log)
     else:
         blocks, threads = core.launch(outer * inner)
-        columns[blocks, threads](core.flat(x), core.flat(out), outer, length, inner, log)
+        launcher.launch(columns, blocks, threads, core.flat(x), core.flat(out), outer,
+                        length, inner, log)
     return out
 
 
@@ -192,8 +219,8 @@ def _xent_kernel(dtype: np.dtype):
         """Output row r reads logits row ``r * l_step`` and ``g[r * g_step]`` (steps of 0
         broadcast a single row or a single g). A label out of range records its row in
         ``bad`` (the smallest wins) and leaves the row unwritten."""
-        maxes = cuda.shared.array(BLOCK, nb_type)
-        sums = cuda.shared.array(BLOCK, numba.float64)
+        maxes = cuda.shared.array(ROW_SLOTS, nb_type)
+        sums = cuda.shared.array(ROW_SLOTS, numba.float64)
         t = cuda.threadIdx.x
         lane = t % group
         per_block = cuda.blockDim.x // group
@@ -245,11 +272,14 @@ def _run_xent(logits, labels, g=None):
     if out_rows == 0:
         return out
     bad = core.full((1,), rows, np.int64)
-    blocks, threads, group = row_launch(out_rows, classes)
-    _xent_kernel(np.dtype(logits.dtype))[blocks, threads](
-        core.flat(logits), labels, core.flat(g), core.flat(loss), core.flat(grad), out_rows,
-        classes, group, l_step, g_step, want_grad, bad)
-    row = int(bad.copy_to_host()[0])  # the one value synced back: the first bad row, if any
+    blocks, threads, group = row_launch(out_rows, classes, ROW_SLOTS)
+    launcher.launch(_xent_kernel(np.dtype(logits.dtype)), blocks, threads, core.flat(logits),
+                    labels, core.flat(g), core.flat(loss), core.flat(grad), out_rows, classes,
+                    group, l_step, g_step, want_grad, bad)
+    # The one value synced back: the first bad row, if any. A replay of the launches alone
+    # would skip this check, so a recording is told.
+    launcher.not_replayable("checks its labels on the host")
+    row = int(bad.copy_to_host()[0])
     if row < rows:
         label = labels[row:row + 1].copy_to_host()[0]
         raise ValueError(f"Received a label value of {label} which is outside the valid "

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import core
+from . import core, launcher
 
 
 def _host_stand_in(v):
@@ -31,6 +31,7 @@ def drawn_on_host(draw):
     """The CUDA forward of a random op whose CPU forward is ``draw``: the CPU draw (same
     stream, same counter step) on host stand-ins of its device inputs, uploaded once."""
     def forward(*args, **attrs):
+        launcher.not_replayable("draws its random numbers on the host (a new draw each run)")
         return core.to_device(draw(*(_host_stand_in(a) for a in args), **attrs))
 
     return forward

@@ -2,22 +2,30 @@
 
 A reduction over any axes is a 2-D problem: ``outer`` outputs, each combining ``inner``
 elements. The kept axes and the reduced axes are each :func:`coalesced <elementwise.coalesce>`
-into as few dims as possible, so the usual cases index with one multiply. Two kernels:
+into as few dims as possible, so the usual cases index with one multiply. Three kernels:
 
 - *block*: one block per output (or per ``1/splits`` of one), its threads striding over the
   reduced elements, then a tree reduction in shared memory. Used when the reduced elements
   are contiguous (rows, or the whole array), so a warp reads consecutive addresses.
-- *thread*: one thread per output (or per chunk of one). Used when the reduced elements are
-  strided (reducing leading axes: neighbouring threads take neighbouring columns, so reads
-  still coalesce) or too few for a block.
+- *column*: a block of ``x × y`` threads takes ``x`` neighbouring outputs (a warp reads
+  neighbouring addresses) and ``y`` lanes down the reduced axis for each, combined by a
+  tree in shared memory. Used when the reduced elements are strided: reducing leading
+  axes, as the bias gradient ``sum(g, axis=0)`` does, where one thread per output would
+  leave most of the GPU idle (1024 columns are 4 blocks).
+- *thread*: one thread per output (or per chunk of one), for short contiguous rows.
 
-When there are too few outputs to fill the GPU, each output is split across ``splits``
-blocks (or threads) that write partials; a second pass reduces the partials, as rows. So a
-reduction is at most two launches, and never one thread summing a large array alone.
+When there are too few outputs to fill the GPU, each output is split into ``splits``
+pieces (blocks, or chunks) that write partials; a second pass reduces the partials. So a
+reduction is at most two launches, and never one thread summing a large array alone. The
+order of every combine depends only on the shapes and the launch sizes, so a reduction gives
+the same bits run after run (no atomics).
 
 Dtypes match :func:`kernelgraph.kernels.cpu.reduce_sum` etc.: sums accumulate in float64 or
 int64 and are cast to the input dtype (bool sums to int64); max keeps the dtype and
-propagates NaN (the combine is the CPU's ``maximum`` body).
+propagates NaN (the combine is the CPU's ``maximum`` body). A mean divides in the last
+pass's kernel (``divisor``): the sum rounded to the output dtype, then divided in float64
+and rounded again, which is the output dtype's correctly rounded quotient (float64 has more
+than twice float32's precision), the CPU's ``sum / count``.
 """
 
 from __future__ import annotations
@@ -32,7 +40,7 @@ from numba import cuda
 from ... import dtypes as D
 from ...shapes import normalize_axes, reduced_shape
 from .. import cpu
-from . import core, indexing
+from . import core, indexing, launcher
 from . import elementwise as E
 from .shape import broadcast_to_shape, reshape
 
@@ -44,6 +52,11 @@ _MAX_BLOCKS = 1 if core.SIMULATOR else core.MAX_BLOCKS
 _BLOCK_MIN_INNER = 4 if core.SIMULATOR else 32  # fewer reduced elements: thread kernel
 _PER_THREAD = 4 if core.SIMULATOR else 16  # elements a thread should reduce before a split
 _SHARED = 256  # shared-memory slots: the largest block the block kernel is launched with
+# The column kernel's block: _COL_X outputs x _COL_Y lanes (at most the shared tile's
+# _COL_SHAPE). 32 x 8 on a GPU: a warp reads 32 neighbouring outputs' values.
+_COL_SHAPE = (8, 32)
+_COL_X = 4 if core.SIMULATOR else 32
+_COL_Y = 2 if core.SIMULATOR else 8
 
 
 @cuda.jit(device=True)
@@ -52,6 +65,14 @@ def _inner_offset(k, shape, strides):
     if len(shape) == 1:
         return k * strides[0]
     return core.offset(k, shape, strides)
+
+
+@cuda.jit(device=True)
+def _store(out, i, v, divisor):
+    # Rounded to out's dtype first, then (a mean) divided: the CPU's sum / count.
+    out[i] = v
+    if divisor != 0.0:
+        out[i] = out[i] / divisor
 
 
 @functools.cache
@@ -64,7 +85,7 @@ def _block_kernel(combine_fn, acc_dtype: np.dtype):
     offset = core.offset
 
     @cuda.jit
-    def kernel(src, out, kshape, kstrides, rshape, rstrides, inner, splits, init):
+    def kernel(src, out, kshape, kstrides, rshape, rstrides, inner, splits, init, divisor):
         partial = cuda.shared.array(_SHARED, acc_t)
         tid = cuda.threadIdx.x
         nt = cuda.blockDim.x
@@ -87,8 +108,58 @@ def _block_kernel(combine_fn, acc_dtype: np.dtype):
                 cuda.syncthreads()
                 s //= 2
             if tid == 0:
-                out[item] = partial[0]
+                _store(out, item, partial[0], divisor)
             cuda.syncthreads()  # partial[0] is read before the next item overwrites it
+
+    return kernel
+
+
+@functools.cache
+def _column_kernel(combine_fn, acc_dtype: np.dtype):
+    """Outputs in tiles of ``blockDim.x`` neighbours, ``blockDim.y`` lanes each down the
+    reduced elements, a tree over the lanes in shared memory. Item ``j`` is tile
+    ``j % tiles`` of chunk ``j // tiles`` (``chunk`` reduced elements; all of them when
+    unsplit), written to ``out[chunk * outer + o]``: the partials are ``(splits, outer)``,
+    reduced again as columns."""
+    combine = cuda.jit(device=True)(combine_fn)
+    acc_t = numba.from_dtype(acc_dtype)
+    offset = core.offset
+
+    @cuda.jit
+    def kernel(src, out, kshape, kstrides, rshape, rstrides, outer, inner, chunk, init,
+               divisor):
+        partial = cuda.shared.array(_COL_SHAPE, acc_t)
+        tx = cuda.threadIdx.x
+        ty = cuda.threadIdx.y
+        nx = cuda.blockDim.x
+        ny = cuda.blockDim.y
+        half = 1
+        while half * 2 < ny:
+            half *= 2
+        tiles = (outer + nx - 1) // nx
+        items = tiles * ((inner + chunk - 1) // chunk)
+        for item in range(cuda.blockIdx.x, items, cuda.gridDim.x):  # uniform per block
+            c = item // tiles
+            o = (item - c * tiles) * nx + tx
+            acc = init
+            end = (c + 1) * chunk  # not min(): numba's CUDA min() does not always compile
+            if end > inner:
+                end = inner
+            if o < outer:
+                base = offset(o, kshape, kstrides)
+                for k in range(c * chunk + ty, end, ny):
+                    acc = combine(acc, src[base + _inner_offset(k, rshape, rstrides)])
+            partial[ty, tx] = acc
+            cuda.syncthreads()
+            s = half
+            while s > 0:
+                if ty < s and ty + s < ny:
+                    partial[ty, tx] = combine(partial[ty, tx], partial[ty + s, tx])
+                cuda.syncthreads()
+                s //= 2
+            if ty == 0 and o < outer:
+                _store(out, c * outer + o, partial[0, tx], divisor)
+            cuda.syncthreads()
 
     return kernel
 
@@ -102,7 +173,8 @@ def _thread_kernel(combine_fn):
     offset = core.offset
 
     @cuda.jit
-    def kernel(src, out, kshape, kstrides, rshape, rstrides, outer, inner, chunk, init):
+    def kernel(src, out, kshape, kstrides, rshape, rstrides, outer, inner, chunk, init,
+               divisor):
         splits = out.size // outer
         start, step = cuda.grid(1), cuda.gridsize(1)
         for item in range(start, out.size, step):
@@ -110,9 +182,12 @@ def _thread_kernel(combine_fn):
             c = item // outer
             base = offset(o, kshape, kstrides)
             acc = init
-            for k in range(c * chunk, min(inner, (c + 1) * chunk)):
+            end = (c + 1) * chunk
+            if end > inner:
+                end = inner
+            for k in range(c * chunk, end):
                 acc = combine(acc, src[base + _inner_offset(k, rshape, rstrides)])
-            out[o * splits + c] = acc
+            _store(out, o * splits + c, acc, divisor)
 
     return kernel
 
@@ -129,35 +204,64 @@ def _splits(inner, outer, per, target) -> int:
     return max(1, min(want, -(-inner // per)))
 
 
-def _reduce_into(src, out, kept, red, outer, inner, combine_fn, acc_dtype, init, split=True):
-    """Reduce flat ``src`` into flat ``out`` (``outer`` items). ``kept``/``red`` are the
-    coalesced (shape, strides) of the kept and the reduced axes. With ``split``, outputs
-    too few to fill the GPU are split into partials, reduced by a second (unsplit) pass."""
-    (kshape, kstrides), (rshape, rstrides) = _dims(*kept), _dims(*red)
+def reduce_plan(kept, red, outer: int, inner: int, split: bool = True) -> tuple:
+    """(kernel kind, blocks, threads, splits) for reducing ``outer`` outputs of ``inner``
+    elements each (``kept``/``red``: the coalesced (shape, strides) of the kept and the
+    reduced axes), as :func:`_reduce_into` launches its first pass. ``kind`` is ``"block"``,
+    ``"column"`` or ``"thread"``; ``splits > 1`` means a second pass over the partials.
+
+    >>> reduce_plan(((1024,), (1,)), ((512,), (1024,)), 1024, 512)[0]  # a bias gradient
+    'column'
+    """
+    rstrides = _dims(*red)[1]
     if inner >= _BLOCK_MIN_INNER and rstrides[-1] == 1:
         threads = min(core.THREADS, _SHARED, inner if core.SIMULATOR
                       else 1 << (inner - 1).bit_length())
         splits = _splits(inner, outer, threads * _PER_THREAD, _TARGET_BLOCKS) if split else 1
-        target = out if splits == 1 else core.empty((outer * splits,), acc_dtype)
-        blocks = min(outer * splits, _MAX_BLOCKS)
-        _block_kernel(combine_fn, acc_dtype)[blocks, threads](
-            src, target, kshape, kstrides, rshape, rstrides, inner, splits, init)
+        return "block", min(outer * splits, _MAX_BLOCKS), threads, splits
+    if rstrides[-1] != 1 and inner >= _COL_Y:
+        nx, ny = min(_COL_X, _COL_SHAPE[1]), min(_COL_Y, _COL_SHAPE[0])
+        tiles = -(-outer // nx)
+        splits = _splits(inner, tiles, ny * _PER_THREAD, _TARGET_BLOCKS) if split else 1
+        splits = -(-inner // -(-inner // splits))  # no empty chunk at the end
+        return "column", min(tiles * splits, _MAX_BLOCKS), (nx, ny), splits
+    splits = _splits(inner, outer, _PER_THREAD, _TARGET_THREADS) if split else 1
+    splits = -(-inner // -(-inner // splits))
+    blocks, threads = core.launch(outer * splits)
+    return "thread", blocks, threads, splits
+
+
+def _reduce_into(src, out, kept, red, outer, inner, combine_fn, acc_dtype, init, split=True,
+                 divisor=0.0):
+    """Reduce flat ``src`` into flat ``out`` (``outer`` items). ``kept``/``red`` are the
+    coalesced (shape, strides) of the kept and the reduced axes. With ``split``, outputs
+    too few to fill the GPU are split into partials, reduced by a second (unsplit) pass.
+    A nonzero ``divisor`` divides each output (a mean) in the last pass."""
+    (kshape, kstrides), (rshape, rstrides) = _dims(*kept), _dims(*red)
+    kind, blocks, threads, splits = reduce_plan(kept, red, outer, inner, split)
+    target = out if splits == 1 else core.empty((outer * splits,), acc_dtype)
+    last = divisor if splits == 1 else 0.0
+    if kind == "block":
+        launcher.launch(_block_kernel(combine_fn, acc_dtype), blocks, threads, src, target,
+                        kshape, kstrides, rshape, rstrides, inner, splits, init, last)
+        again = ((outer,), (splits,)), ((splits,), (1,))  # rows of `splits` partials
     else:
-        splits = _splits(inner, outer, _PER_THREAD, _TARGET_THREADS) if split else 1
         chunk = -(-inner // splits)
-        splits = -(-inner // chunk)  # no empty chunk at the end
-        target = out if splits == 1 else core.empty((outer * splits,), acc_dtype)
-        blocks, threads = core.launch(outer * splits)
-        _thread_kernel(combine_fn)[blocks, threads](
-            src, target, kshape, kstrides, rshape, rstrides, outer, inner, chunk, init)
-    if splits > 1:  # the partials are rows of `splits` contiguous values
-        _reduce_into(target, out, ((outer,), (splits,)), ((splits,), (1,)), outer, splits,
-                     combine_fn, acc_dtype, init, split=False)
+        kernel = (_column_kernel(combine_fn, acc_dtype) if kind == "column"
+                  else _thread_kernel(combine_fn))
+        launcher.launch(kernel, blocks, threads, src, target, kshape, kstrides, rshape,
+                        rstrides, outer, inner, chunk, init, last)
+        again = (((outer,), (1,)), ((splits,), (outer,))) if kind == "column" else \
+            (((outer,), (splits,)), ((splits,), (1,)))
+    if splits > 1:
+        _reduce_into(target, out, *again, outer, splits, combine_fn, acc_dtype, init,
+                     split=False, divisor=divisor)
 
 
-def _reduce(x, axis, keepdims, combine_fn, acc_dtype, out_dtype, init):
+def _reduce(x, axis, keepdims, combine_fn, acc_dtype, out_dtype, init, divisor=0.0):
     """``x`` reduced over ``axis`` with ``combine_fn`` (identity ``init``), accumulating in
-    ``acc_dtype``, as a new ``out_dtype`` array."""
+    ``acc_dtype``, as a new ``out_dtype`` array (each output divided by a nonzero
+    ``divisor``)."""
     E.check_device_array(x)
     axes = normalize_axes(axis, x.ndim)
     out = core.empty(reduced_shape(x.shape, axes, keepdims), out_dtype)
@@ -173,7 +277,8 @@ def _reduce(x, axis, keepdims, combine_fn, acc_dtype, out_dtype, init):
     if inner == 0:  # nothing to combine: every output is the identity
         return core.full(out.shape, init, out_dtype)
     _reduce_into(core.flat(x), core.flat(out), groups[0], groups[1], out.size, inner,
-                 combine_fn, np.dtype(acc_dtype), np.dtype(acc_dtype).type(init))
+                 combine_fn, np.dtype(acc_dtype), np.dtype(acc_dtype).type(init),
+                 divisor=float(divisor))
     return out
 
 
@@ -183,22 +288,20 @@ def reduce_sum(x, axis=None, keepdims=False):
     return _sum(x, axis, keepdims, D.sum_dtype(x.dtype))
 
 
-def _sum(x, axis, keepdims, out_dtype):
+def _sum(x, axis, keepdims, out_dtype, divisor=0.0):
     acc = D.float64 if x.dtype.kind == "f" else D.int64
-    return _reduce(x, axis, keepdims, cpu._add, acc, out_dtype, 0)
+    return _reduce(x, axis, keepdims, cpu._add, acc, out_dtype, 0, divisor)
 
 
 def reduce_mean(x, axis=None, keepdims=False):
     """Mean over ``axis``: the sum in x's dtype divided by the count in x's dtype (NaN over
     an empty axis); floating inputs only (the op refuses others first)."""
     count = math.prod(x.shape[a] for a in normalize_axes(axis, x.ndim))
-    total = reduce_sum(x, axis, keepdims)
     if not count:
-        return core.full(total.shape, np.nan, total.dtype)
-    return _divide(total, count)
-
-
-_divide = E.binary(cpu._div, D.floating)
+        return core.full(reduced_shape(x.shape, normalize_axes(axis, x.ndim), keepdims),
+                         np.nan, D.sum_dtype(x.dtype))
+    # The count rounded to x's dtype first, as np.divide(total, count, dtype=x.dtype) does.
+    return _sum(x, axis, keepdims, D.sum_dtype(x.dtype), x.dtype.type(count))
 
 
 def _lowest(dt: np.dtype):
@@ -237,8 +340,8 @@ def broadcast_reduced(g, like, axis=None, keepdims=False, mean=False):
         shape, (strides,) = E.coalesce(out.shape, [core.broadcast_strides(kept, out.shape)])
         shape, strides = _dims(shape, strides)
         blocks, threads = core.launch(out.size)
-        _broadcast_divide[blocks, threads](core.flat(g), core.flat(out), shape, strides,
-                                           g.dtype.type(count))
+        launcher.launch(_broadcast_divide, blocks, threads, core.flat(g), core.flat(out),
+                        shape, strides, g.dtype.type(count))
     return out
 
 
@@ -339,8 +442,8 @@ def take_along_axis(x, indices, axis, keepdims):
     out = core.empty(reduced_shape(x.shape, (axis,), keepdims), x.dtype)
     if out.size:
         blocks, threads = core.launch(out.size)
-        _take[blocks, threads](core.flat(x), core.flat(indices), core.flat(out),
-                               x.shape[axis], inner)
+        launcher.launch(_take, blocks, threads, core.flat(x), core.flat(indices),
+                        core.flat(out), x.shape[axis], inner)
     return out
 
 
@@ -350,8 +453,8 @@ def put_along_axis(g, indices, shape, axis):
     out = core.full(shape, 0, g.dtype)
     if g.size:
         blocks, threads = core.launch(g.size)
-        _put[blocks, threads](core.flat(g), core.flat(indices), core.flat(out), shape[axis],
-                              inner)
+        launcher.launch(_put, blocks, threads, core.flat(g), core.flat(indices),
+                        core.flat(out), shape[axis], inner)
     return out
 
 
@@ -378,5 +481,5 @@ def cumsum(x, axis):
     if out.size:
         zero = np.float64(0) if x.dtype.kind == "f" else np.int64(0)
         blocks, threads = core.launch(out.size // n)
-        _cumsum[blocks, threads](core.flat(x), core.flat(out), n, inner, zero)
+        launcher.launch(_cumsum, blocks, threads, core.flat(x), core.flat(out), n, inner, zero)
     return out

@@ -10,7 +10,7 @@ from numba import cuda
 
 from ..lstm import check_lstm_shapes
 from ..rnn import check_cell_shapes
-from . import core
+from . import core, launcher
 from .linalg import gemm
 
 
@@ -32,8 +32,8 @@ def rnn_tanh_cell(x, h, w_ih, w_hh, b_ih, b_hh, dt):
     if out.size:
         hw = gemm(h, w_hh, trans_b=True)
         blocks, threads = core.launch(out.size)
-        _add_biases_tanh[blocks, threads](core.flat(out), core.flat(hw), b_ih, b_hh,
-                                          out.shape[1])
+        launcher.launch(_add_biases_tanh, blocks, threads, core.flat(out), core.flat(hw), b_ih,
+                        b_hh, out.shape[1])
     return out
 
 
@@ -77,6 +77,6 @@ def lstm_cell(x, h, c, w_ih, w_hh, b_ih, b_hh, dt):
     if c.size:
         xw, hw = gemm(x, w_ih, trans_b=True), gemm(h, w_hh, trans_b=True)
         blocks, threads = core.launch(c.size)
-        _lstm_step[blocks, threads](xw, hw, b_ih, b_hh, c, out, hidden)
+        launcher.launch(_lstm_step, blocks, threads, xw, hw, b_ih, b_hh, c, out, hidden)
     return out
 

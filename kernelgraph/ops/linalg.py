@@ -57,23 +57,41 @@ def matmul_dtype(da, db, batched: bool = False, static: bool = False) -> np.dtyp
     return D.as_dtype(da)
 
 
-def _matmul_forward(a, b):
+# ``trans_a`` / ``trans_b``: the operand is read with its last two dims swapped (a layout,
+# not a copy). Only the compiler sets them, where it folds a ``matrix_transpose`` into the
+# product (kernelgraph.static.passes.simplify): the CUDA gemm then reads the operand through
+# swapped strides instead of launching a transpose copy first.
+def _swapped(x, trans: bool):
+    return np.swapaxes(x, -1, -2) if trans else x
+
+
+def _matmul_forward(a, b, trans_a=False, trans_b=False):
     if a.dtype is not b.dtype or a.dtype is D.bool_:
         matmul_dtype(a.dtype, b.dtype, a.ndim > 2 or b.ndim > 2)
+    if trans_a or trans_b:
+        # the views an unfolded graph's matrix_transpose would give: the same bits
+        return cpu.matmul(_swapped(a, trans_a), _swapped(b, trans_b))
     return cpu.matmul(a, b)
 
 
 def _matmul_cuda(k):
     gemm = k.linalg.matmul
 
-    def matmul(a, b):  # two dtypes and bools are refused, as on the CPU and in PyTorch
+    def matmul(a, b, trans_a=False, trans_b=False):
+        # two dtypes and bools are refused, as on the CPU and in PyTorch
         matmul_dtype(a.dtype, b.dtype, a.ndim > 2 or b.ndim > 2)
+        if trans_a or trans_b:
+            return k.linalg.gemm(a, b, trans_a=bool(trans_a), trans_b=bool(trans_b))
         return gemm(a, b)
     return matmul
 
 
 def _matmul_infer(shapes_, dtypes, attrs):
     sa, sb = shapes_
+    if sa is not None and len(sa) >= 2 and attrs.get("trans_a"):
+        sa = (*sa[:-2], sa[-1], sa[-2])
+    if sb is not None and len(sb) >= 2 and attrs.get("trans_b"):
+        sb = (*sb[:-2], sb[-1], sb[-2])
     dt = matmul_dtype(dtypes[0], dtypes[1], static=True)
     if sa is None or sb is None:
         return None, dt
@@ -88,6 +106,14 @@ def _matmul_infer(shapes_, dtypes, attrs):
 
 
 def _matmul_grad(g, out, needs, attrs, a, b):
+    ta, tb = bool((attrs or {}).get("trans_a")), bool((attrs or {}).get("trans_b"))
+    if ta or tb:  # the gradients of the logical operands, transposed back where read so
+        la = matrix_transpose(a) if ta else a
+        lb = matrix_transpose(b) if tb else b
+        ga = matmul(g, matrix_transpose(lb)) if needs[0] else None
+        gb = matmul(matrix_transpose(la), g) if needs[1] else None
+        return ((matrix_transpose(ga) if ta and ga is not None else ga),
+                (matrix_transpose(gb) if tb and gb is not None else gb))
     return ((matmul(g, matrix_transpose(b)) if needs[0] else None),
             (matmul(matrix_transpose(a), g) if needs[1] else None))
 

@@ -43,6 +43,14 @@ class Explanation:
     # assigns, no random draws) and the fed values were given; else None.
     run_seconds: float | None = None
     skipped: tuple = ()  # passes switched off (Session(skip_passes=...))
+    # The plan's DevicePlan (kernelgraph.static.device_plan) when it has CUDA nodes: what
+    # it records and replays, its buffers, segments and CUDA graphs; else None.
+    device: object = None
+
+    def device_summary(self) -> str:
+        """How the plan runs on the GPU (empty for a plan with no CUDA node): launches
+        bound once, buffers reused, segments around live nodes, captured or why not."""
+        return self.device.summary() if self.device is not None else ""
 
     def summary(self) -> str:
         """One line per pass: node counts and (the first few) changes."""
@@ -75,4 +83,5 @@ class Explanation:
     def __str__(self):
         fused = "".join(f"\n# {name}\n{src}" for name, src in self.kernels.items())
         memory = f"\nmemory: {self.memory.summary()}" if self.memory is not None else ""
-        return f"{self.summary()}\n{self.timing()}{memory}\n\n{self.source}{fused}"
+        device = f"\n{self.device_summary()}" if self.device is not None else ""
+        return f"{self.summary()}\n{self.timing()}{memory}{device}\n\n{self.source}{fused}"

@@ -240,15 +240,51 @@ def _simplified(n: Node, feeds=frozenset()):
     return None
 
 
+def _swaps_last_two(t: Node) -> bool:
+    """Whether ``t`` only swaps the last two dims of its input (``matrix_transpose``, or a
+    ``transpose`` whose permutation does just that)."""
+    if t.op.name == "matrix_transpose":
+        return True
+    perm = _perm(t) if t.op.name == "transpose" else None
+    return perm is not None and len(perm) >= 2 and \
+        perm == (*range(len(perm) - 2), len(perm) - 1, len(perm) - 2)
+
+
+def _folded_transposes(n: Node, feeds, changes: list):
+    """A CUDA ``matmul`` reading a transposed matrix reads the matrix itself with the layout
+    flag ``trans_a`` / ``trans_b`` instead: the gemm swaps its strides, so the transpose's
+    copy is never launched (and ``dce`` drops it where nothing else reads it). Same bits:
+    the product is summed in the same order. On the CPU a transpose is a free view already."""
+    if n.op.name != "matmul" or n.device.type != "cuda" or len(n.inputs) != 2:
+        return None
+    inputs, attrs, folded = list(n.inputs), dict(n.attrs or {}), []
+    for k, flag in ((0, "trans_a"), (1, "trans_b")):
+        t = inputs[k]
+        if id(t) in feeds or not rewritable(t) or t.device != n.device or \
+                not _swaps_last_two(t) or t.inputs[0].dtype != t.dtype:
+            continue
+        inputs[k] = t.inputs[0]
+        attrs[flag] = not attrs.get(flag, False)
+        folded.append(f"{n.name} reads {t.name} as a layout ({flag})")
+    if not folded:
+        return None
+    changes.extend(folded)
+    return clone(n, tuple(inputs), attrs=attrs)
+
+
 def simplify(program: Program) -> tuple[Program, list]:
     """Algebraic identities that keep every bit: ``x*1``, ``x/1``, ``x-0.0``, ``x+(-0.0)``
     (on integers and bools, any zero: a float ``x + 0.0`` turns -0.0 into 0.0, so it
     stays), ``--x``, a transpose undone by a transpose, and identity / reshape / cast /
     broadcast_to / sum_to_like that change nothing become ``x`` (only where ``x`` has the
-    very shape, dtype and device of the result)."""
+    very shape, dtype and device of the result). On a GPU a transpose feeding a matmul
+    becomes the matmul's layout flag (:func:`_folded_transposes`)."""
     def rule(n, changes):
         if not rewritable(n) or not n.inputs:
             return None
+        folded = _folded_transposes(n, program.feeds, changes)
+        if folded is not None:
+            return folded
         x = _simplified(n, program.feeds)
         if x is not None:
             changes.append(f"{n.name} -> {x.name}")

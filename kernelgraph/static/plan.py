@@ -21,7 +21,7 @@ import numpy as np
 from .. import devices
 from ..errors import FailedPreconditionError, InvalidArgumentError, describe_location, where
 from ..graph import shape_str
-from . import bindings, memory, passes, plan_source
+from . import bindings, device_plan, memory, passes, plan_source
 from .feeds import feed_converter
 from .program import needed
 from .variables import placeholder_op, variable_op, writes_variable
@@ -41,7 +41,10 @@ class PlanFamily:
     def __init__(self, session, fetch_nodes, feed_nodes, traced=False):
         self.session, self.fetch_nodes, self.feed_nodes = session, fetch_nodes, feed_nodes
         self.traced = traced
-        self.converters = [feed_converter(n) for n in feed_nodes]
+        # A CUDA placeholder's feed is converted on the host: its plan uploads it into a
+        # fixed device buffer (kernelgraph.static.device_plan), not into a new array.
+        self.converters = [feed_converter(n if n.device.type == "cpu" else _OnHost(n))
+                           for n in feed_nodes]
         self.plans: dict = {}
         self.generic = None
 
@@ -98,18 +101,37 @@ class Plan:
         self.memory = None if traced else plan_memory(self.order, self.fetch_nodes,
                                                       self.feed_nodes)
         plan_source.generate(self, session._store, session.check_numerics, traced)
+        # On a GPU: recorded on the first run, replayed after (device_plan); ``device`` is
+        # None for a plan with no CUDA node.
+        self.device = None
+        if any(n.device.type == "cuda" for n in (*self.order, *feed_nodes)):
+            reason = ("a traced run shows every node" if traced else
+                      "check_numerics reads every value on the host"
+                      if session.check_numerics else
+                      "a generic plan (compiled for any fed shape)" if shapes is None else None)
+            self.device = device_plan.attach(self, session._store, reason)
         self.compile_seconds = time.perf_counter() - start
 
-    def explain(self, error: Exception) -> Exception:
-        """The error a user should see for ``error`` raised while running this plan."""
+    def explain(self, error: Exception, filename: str | None = None,
+                line_nodes: dict | None = None) -> Exception:
+        """The error a user should see for ``error`` raised while running this plan (or
+        while running code ``filename`` whose lines ``line_nodes`` maps to nodes)."""
+        filename = filename or self.code.co_filename
+        line_nodes = self.line_nodes if line_nodes is None else line_nodes
         tb, line, frame = error.__traceback__, None, None
         while tb is not None:
-            if tb.tb_frame.f_code.co_filename == self.code.co_filename:
+            if tb.tb_frame.f_code.co_filename == filename:
                 line, frame = tb.tb_lineno, tb.tb_frame
             tb = tb.tb_next
-        node = self.line_nodes.get(line)
+        node = line_nodes.get(line)
         if node is None:
             return error
+        return self.node_error(node, error, frame)
+
+    def node_error(self, node, error: Exception, frame=None) -> Exception:
+        """The error naming ``node``, its inputs and the user's line, for ``error`` raised
+        while computing it (``frame``: the generated code's frame, for the inputs' values;
+        without it the inputs are described by their planned shapes)."""
         if isinstance(error, KeyError) and (node.op is variable_op or writes_variable(node)):
             var = node if node.op is variable_op else node.inputs[0]
             return FailedPreconditionError(
@@ -133,6 +155,17 @@ class Plan:
             f"{type(error).__name__} in node '{node.name}' (op {op}): {error}\n"
             f"  inputs: {inputs}\n  the node was created at:\n"
             f"{describe_location(node.location)}", node=node)
+
+
+class _OnHost:
+    """A CUDA placeholder seen as placed on the host: its feed converter then checks and
+    converts the value without uploading it."""
+
+    def __init__(self, node):
+        self.node = node
+
+    def __getattr__(self, name):
+        return devices.CPU if name == "device" else getattr(self.node, name)
 
 
 def plan_memory(order, fetch_nodes, feed_nodes) -> memory.MemoryPlan:

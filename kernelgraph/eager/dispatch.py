@@ -77,7 +77,10 @@ def apply(op, args, attrs) -> Tensor:
         return result if out is None else _write_out(op.name, result, out, args)
     if _deferred is not None and _local.batching:
         return _deferred(op, args, attrs)
-    values, need, any_tensor, on_gpu = [], False, False, False
+    # ``checked``: some value is not known to be a GPU array or a Python number, so a GPU op
+    # must look its device up (and name a CPU/GPU mix) instead of taking the cached kernel.
+    values, need, any_tensor, on_gpu, checked = [], False, False, False, False
+    gpu = _GPU_TYPES
     for a in args:
         if type(a) is Tensor:
             d = a.data
@@ -85,11 +88,19 @@ def apply(op, args, attrs) -> Tensor:
             any_tensor = True
             if type(d) is not ndarray:
                 on_gpu = True
+                if type(d) not in gpu:
+                    checked = True
+            else:
+                checked = True
             if a.requires_grad:
                 need = True
         else:
-            values.append(_value(a, op, args))
+            v = _value(a, op, args)
+            values.append(v)
+            if type(v) not in gpu and type(v) not in _NUMBER_TYPES:
+                checked = True
     if not any_tensor:
+        checked = True
         if values and not isinstance(values[0], ndarray):
             values[0] = tensor(values[0]).data  # kg.add(1.0, 2.0): the first number is a tensor
             on_gpu = type(values[0]) is not ndarray
@@ -97,8 +108,12 @@ def apply(op, args, attrs) -> Tensor:
             on_gpu = devices.current().type != "cpu"
     forward = op.forward
     if on_gpu:
-        forward = op.kernel(devices.device_of_values(op, values) if values else
-                            devices.current())
+        # The lean path: every operand is already a CUDA array, so the device is cuda:0 and
+        # the op's CUDA kernel, built and checked (devices.require) on its first use, is
+        # reused without asking the driver again.
+        forward = None if checked else op._cuda_kernel
+        if forward is None:
+            forward = _gpu_forward(op, values)
     start = time.perf_counter() if trace.active else 0.0
     try:
         out = forward(*values, **attrs)
@@ -115,6 +130,23 @@ def apply(op, args, attrs) -> Tensor:
     if trace.active:
         _trace(op, args, attrs, result, start)
     return result
+
+
+# The exact classes of numba's device arrays (filled on the first GPU op: looking them up
+# imports numba.cuda) and of Python numbers, for the GPU fast path of :func:`apply`.
+_GPU_TYPES: frozenset = frozenset()
+_NUMBER_TYPES = frozenset((float, int, bool))
+
+
+def _gpu_forward(op, values):
+    """The CUDA kernel of ``op`` for ``values`` through every check (the device of each
+    value, a CPU/GPU mix named, the device usable here); afterwards :func:`apply` takes
+    ``op._cuda_kernel`` directly for operands that are all CUDA arrays."""
+    global _GPU_TYPES
+    forward = op.kernel(devices.device_of_values(op, values) if values else devices.current())
+    if not _GPU_TYPES and devices.CUDA_ARRAY_TYPES:
+        _GPU_TYPES = frozenset(devices.CUDA_ARRAY_TYPES)
+    return forward
 
 
 def _record(op, args, attrs, result):

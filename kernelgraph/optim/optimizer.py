@@ -12,9 +12,12 @@
 
 from __future__ import annotations
 
+import contextlib
+
 import numpy as np
 
 from .. import ops as O
+from ..devices import Device
 from ..eager import Tensor, enable_grad, no_grad, tensor
 from ..errors import shown
 from ..graph import Node
@@ -75,7 +78,7 @@ class GraphUpdates:
         if hit is None:
             made = {}
             graph = var.graph
-            with graph.as_default():
+            with graph.as_default(), _beside(var):
                 for name, (shape, dtype, fill) in self._slot_specs(var).items():
                     made[name] = Variable(np.full(shape, fill, dtype), trainable=False,
                                           name=f"{var.name}/{name}")
@@ -115,16 +118,26 @@ class GraphUpdates:
                 if g.dtype != var.dtype:
                     g = O.cast(g, dtype=var.dtype)
                 state = self._graph_slots(var)
-                delta, new_state = self._update(var, g, state, h)
-                if delta.dtype != var.dtype:  # a fed float64 learning rate on float32 weights
-                    delta = O.cast(delta, dtype=var.dtype)
-                # Slots take the values computed from their old values; the variable's
-                # update reads those computed values, never a slot re-read after its assign.
-                updates.extend(state[k].assign(v) for k, v in new_state.items())
-                updates.append(var.assign_sub(delta))
+                with _beside(var):
+                    delta, new_state = self._update(var, g, state, h)
+                    if delta.dtype != var.dtype:  # a fed float64 learning rate, float32 weights
+                        delta = O.cast(delta, dtype=var.dtype)
+                    # Slots take the values computed from their old values; the variable's
+                    # update reads those computed values, never a slot re-read after its
+                    # assign.
+                    updates.extend(state[k].assign(v) for k, v in new_state.items())
+                    updates.append(var.assign_sub(delta))
             if global_step is not None:
                 updates.append(global_step.assign_add(np.ones((), global_step.dtype)))
             return group(*updates, name=name or "train")
+
+
+def _beside(var):
+    """A device scope on ``var``'s device: its slots and its update are placed with it (TF1
+    colocates them so), so a variable on a GPU is trained on that GPU, with no copies of its
+    state to and from the host every step."""
+    device = getattr(var, "device", None)
+    return device if isinstance(device, Device) else contextlib.nullcontext()
 
 
 def _check_param(owner: str, k: int, p) -> None:
@@ -134,6 +147,14 @@ def _check_param(owner: str, k: int, p) -> None:
     elif not isinstance(p, Variable):
         raise TypeError(f"{owner}: parameter {k} is a {type(p).__name__}; expected a kg.Tensor "
                         "(a module's parameter) or a kg.Variable")
+
+
+def _elsewhere(state: dict, p) -> bool:
+    """Whether a parameter's state tensors live on another device than ``p`` (one array
+    class check per parameter and step: a CPU array is an ndarray, a GPU one is not)."""
+    host = type(p.data) is np.ndarray
+    return any(isinstance(v, Tensor) and (type(v.data) is np.ndarray) is not host
+               for v in state.values())
 
 
 class _State(dict):
@@ -289,12 +310,19 @@ class Optimizer(GraphUpdates):
             state = self.state[p] = {
                 name: tensor(np.full(shape, fill, dtype), device=p.device)
                 for name, (shape, dtype, fill) in self._slot_specs(p).items()}
+        elif state and _elsewhere(state, p):  # the model moved (Module.to) since: follow it
+            state = self.state[p] = {name: v.to(p.device) if isinstance(v, Tensor) else v
+                                     for name, v in state.items()}
         g = p.grad.detach()
         if g.dtype != p.dtype:
             g = O.cast(g, dtype=p.dtype)
         delta, new_state = self._update(p.detach(), g, state, hyper)
         state.update(new_state)
-        copy_into(p, O.sub(p.detach(), delta))
+        new = O.sub(p.detach(), delta)
+        if type(p.data) is np.ndarray or new.dtype != p.dtype:
+            copy_into(p, new)
+        else:  # on a GPU: the new array replaces the old (as copy_into would) without the
+            p.data = new.data  # round trip through the host that copy_into makes
 
     # -- static --------------------------------------------------------------------------------
     def minimize(self, loss, var_list=None, global_step=None, name: str | None = None) -> Node:
@@ -366,7 +394,7 @@ class Optimizer(GraphUpdates):
         index = {id(p): k for k, p in enumerate(self._params)}
         groups = [{**self._group_hyper(g), "params": [index[id(p)] for p in g["params"]]}
                   for g in self.param_groups]
-        state = {index[id(p)]: {n: np.array(v.numpy(), copy=True) for n, v in s.items()}
+        state = {index[id(p)]: {n: np.array(v.cpu().numpy(), copy=True) for n, v in s.items()}
                  for p, s in self.state.items() if id(p) in index}
         return {"state": state, "param_groups": groups}
 

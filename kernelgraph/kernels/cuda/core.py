@@ -230,11 +230,10 @@ def copy(x):
         raise ValueError("kernelgraph's CUDA kernels expect C-contiguous device arrays")
     out = empty(x.shape, x.dtype)
     if x.size:
-        # --- H2: a copy is a launch (not a driver memcpy), so a static plan that records
-        # a node's launches replays its copies too (kernelgraph.static.device_plan) ---
+        # a copy is a launch (not a driver memcpy), so a static plan that records
+        # a node's launches replays its copies too (kernelgraph.static.device_plan)
         blocks, threads = launch(x.size)
         launcher.launch(_cast, blocks, threads, flat(x), flat(out))
-        # --- end H2 ---
     return out
 
 

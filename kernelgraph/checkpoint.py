@@ -123,6 +123,9 @@ def _collect(obj, module) -> tuple[str, dict[str, np.ndarray], str]:
     if module is not None and not _is_module(module):
         raise TypeError(f"module= must be a kg.nn.Module, got {type(module).__name__}")
     if _is_session(obj):
+        # a session on a Dask pool keeps its variables on their workers
+        if getattr(obj, "_remote", None) is not None and not obj._closed:
+            obj._remote.pull_variables()  # every variable, gathered into obj._store
         if module is None:
             return "session", {v.name: _session_value(obj, v) for v in obj.graph.variables}, \
                 "Session"
@@ -516,6 +519,11 @@ def load(path: str | os.PathLike, into=None, module=None, strict: bool = True, *
         if module is not None:
             pairs = dict(_module_variables(module, into.graph))
             wanted = {n: (None, None, pairs[n]) for n in wanted}
+        # a session on a Dask pool: the values go to their variables' workers
+        if getattr(into, "_remote", None) is not None:
+            into._remote.push_variables({wanted[n][2]: np.array(arrays[n], copy=True)
+                                         for n in common})
+            return arrays
         for n in common:
             var = wanted[n][2]
             into._store[var] = devices.transfer(np.array(arrays[n], copy=True), var.device)

@@ -15,9 +15,14 @@ node, so every transfer is visible in the graph (TensorFlow's placer does the sa
 Send/Recv pairs).
 
 Names are ``[worker/]type[:index]``: ``'cpu'``, ``'cuda:0'``, and, leaving room for
-distributed graphs, ``'worker:1/cuda:0'``. TensorFlow's spellings (``'/gpu:0'``,
-``'/device:GPU:0'``, ``'/job:worker/task:1/device:GPU:0'``) are accepted too. Remote
-workers can be named and placed, but running them is not supported yet.
+distributed graphs, ``'worker:1/cuda:0'``; a worker alone (``'worker:1'``) is its CPU.
+TensorFlow's spellings (``'/gpu:0'``, ``'/device:GPU:0'``, ``'/job:worker/task:1'``,
+``'/job:worker/replica:0/task:1/device:GPU:0'``) are accepted too. Workers are the workers
+of a Dask cluster, numbered as :mod:`kernelgraph.distributed` documents; a session with a
+cluster target runs each worker's nodes there (:mod:`kernelgraph.distributed.partition`),
+where ``'worker:1/cuda:0'`` is that worker's local ``'cuda:0'`` (:attr:`Device.local`).
+Nested scopes merge as in TF1: ``with kg.device('cuda'):`` inside ``with
+kg.device('worker:1'):`` places on ``'worker:1/cuda:0'``.
 
 Without an NVIDIA GPU, set ``NUMBA_ENABLE_CUDASIM=1`` before importing kernelgraph to run
 the CUDA kernels on numba's (slow) CUDA simulator.
@@ -80,9 +85,38 @@ class Device:
     def is_local(self) -> bool:
         return self.worker is None
 
+    @property
+    def local(self) -> Device:
+        """This device as its worker sees it: ``'worker:1/cuda:0'`` is ``'cuda:0'`` on
+        worker 1 (the same objects as ``kg.device('cpu')``/``'cuda:0'`` where they exist).
+
+        >>> device("worker:1/cuda:0").local
+        device('cuda:0')
+        """
+        if self.worker is None:
+            return self
+        return CPU if self.type == "cpu" else (CUDA0 if self.index == 0 else
+                                               Device(self.type, self.index))
+
+    def on(self, worker: str | None) -> Device:
+        """This device on ``worker`` (``'worker:1'``; None: this process).
+
+        >>> device("cuda:0").on("worker:1")
+        device('worker:1/cuda:0')
+        """
+        return self.local if worker is None else device(f"{worker}/{self.local.name}")
+
     # -- scope ---------------------------------------------------------------------------------
     def __enter__(self):
-        _scope.stack.append(self)
+        stack = _scope.stack
+        # TF1 merges nested scopes: a device inside ``with kg.device('worker:1'):`` is that
+        # worker's (``with kg.device('cuda'):`` there places on 'worker:1/cuda:0').
+        # (A Device subclass, such as replica_device_setter's chooser, is entered as it is.)
+        if self.worker is None and stack and stack[-1].worker is not None \
+                and type(self) is Device:
+            stack.append(Device(self.type, self.index, stack[-1].worker))
+        else:
+            stack.append(self)
         return self
 
     def __exit__(self, *exc):
@@ -99,12 +133,22 @@ _scope = _Scope()
 CPU = Device("cpu")
 CUDA0 = Device("cuda", 0)
 _DEVICE = re.compile(r"(?:device:)?(cpu|cuda|gpu)(?::(\d+))?", re.IGNORECASE)
-_WORKER = re.compile(r"(?:job:)?([A-Za-z_][\w-]*)(?::(\d+)|/task:(\d+))?")
+_SHORT = re.compile(r"([A-Za-z_][\w-]*)(?::(\d+))?")
+_NUMBERED = re.compile(r"(job|replica|task):(.+)", re.IGNORECASE)
+#: Job names that name a worker on their own (``'worker:1'``, ``'ps'``): a bare word must be
+#: one of these, so that a misspelt device (``'cdua:0'``) is still refused.
+JOBS = ("worker", "ps", "chief", "master", "evaluator")
 
 
 def device(spec="cpu", index: int | None = None) -> Device:
     """The :class:`Device` named by ``spec`` (a name or a Device; ``index`` as in
-    ``torch.device('cuda', 0)``); see the module docstring."""
+    ``torch.device('cuda', 0)``); see the module docstring.
+
+    A worker alone is its CPU, as TF1 places ``/job:worker/task:1`` on the task's CPU:
+
+    >>> device("/job:worker/task:1"), device("worker:1/cuda:0"), device("/job:ps")
+    (device('worker:1/cpu'), device('worker:1/cuda:0'), device('ps:0/cpu'))
+    """
     if isinstance(spec, Device):
         return spec
     if index is not None:
@@ -120,27 +164,56 @@ def device(spec="cpu", index: int | None = None) -> Device:
     cached = _PARSED.get(spec)
     if cached is not None:
         return cached
-    text = spec.strip().strip("/")
-    head, _, last = text.rpartition("/")
-    if head.lower().endswith("device") and ":" in last:  # '/device:GPU:0' split at the slash
-        head, last = head[:-len("device")].rstrip("/"), "device:" + last
-    m = _DEVICE.fullmatch(last)
-    worker = None
-    if head:
-        w = _WORKER.fullmatch(head)
-        if w is None:
-            m = None
-        else:
-            task = w.group(2) or w.group(3) or "0"
-            worker = f"{w.group(1)}:{task}"
-    if m is None:
+    parsed = _parse(spec)
+    if parsed is None:
         raise ValueError(f"unknown device {shown(spec)}: expected 'cpu', 'cuda', 'cuda:N', "
-                         "optionally after a worker ('worker:1/cuda:0')")
-    kind = "cpu" if m.group(1).lower() == "cpu" else "cuda"
-    result = Device(kind, int(m.group(2) or 0), worker)
+                         "optionally after a worker ('worker:1/cuda:0', "
+                         "'/job:worker/task:1/device:GPU:0'), or a worker alone ('worker:1')")
     if len(_PARSED) < 256:
-        _PARSED[spec] = result
-    return result
+        _PARSED[spec] = parsed
+    return parsed
+
+
+def _parse(spec: str) -> Device | None:
+    """``spec`` parsed (None: not a device name). Parts are separated by '/': TF1's
+    ``job:``, ``replica:``, ``task:``, ``device:`` parts, a short worker ``name:N`` and a
+    device ``cpu``/``cuda:N``/``gpu:N`` last."""
+    parts = [p for p in spec.strip().split("/") if p]
+    job = task = found = None
+    for i, part in enumerate(parts):
+        last = i == len(parts) - 1
+        m = _DEVICE.fullmatch(part)
+        if m is not None:
+            if not last:
+                return None
+            found = m
+            continue
+        n = _NUMBERED.fullmatch(part)
+        if n is not None:
+            key, value = n.group(1).lower(), n.group(2)
+            if key == "job":
+                if job is not None or not _SHORT.fullmatch(value) or ":" in value:
+                    return None
+                job = value
+            elif not value.isdigit():
+                return None
+            elif key == "task":
+                task = int(value)
+            continue  # replica: TF1's in-graph replicas all share replica 0
+        s = _SHORT.fullmatch(part)
+        # a bare worker name: before a device part, or one of the known job names
+        if s is None or job is not None or (last and s.group(1).lower() not in JOBS):
+            return None
+        job, task = s.group(1), int(s.group(2) or 0) if task is None else task
+    if job is None and task is not None:
+        job = "worker"  # '/task:1': TF1's default job in a one-job cluster
+    if found is None and job is None:
+        return None
+    worker = f"{job}:{task or 0}" if job is not None else None
+    if found is None:
+        return Device("cpu", 0, worker)
+    kind = "cpu" if found.group(1).lower() == "cpu" else "cuda"
+    return Device(kind, int(found.group(2) or 0), worker)
 
 
 _PARSED: dict = {}
@@ -262,8 +335,12 @@ def require(dev: Device) -> Device:
     if dev.type == "cpu" and dev.is_local:
         return dev
     if not dev.is_local:
-        raise DeviceError(f"device '{dev}' is on a remote worker; kernelgraph runs graphs on "
-                          "this machine's devices only ('cpu', 'cuda:N') for now")
+        raise DeviceError(
+            f"device '{dev}' is on the remote worker '{dev.worker}', which only a session "
+            "connected to a cluster can run: kg.Session(target=kg.distributed.local(2)) (a "
+            "Dask LocalCluster on this machine), or kg.Session(target='tcp://host:8786') (a "
+            "Dask scheduler's address, or a dask.distributed.Client); eager tensors stay in "
+            "this process")
     if not cuda_is_available():
         raise DeviceError(
             f"device '{dev}' is not available: CUDA needs an NVIDIA GPU and driver. On a "

@@ -482,6 +482,10 @@ class Graph:
         node.shape = shape
         node.dtype = dtype
         node.device = device if device is not None else (devices.current() or devices.CPU)
+        # a TF1 device function (tf.train.replica_device_setter, in scope as a
+        # Device with a choose method) picks each op's device: variables on the ps
+        if type(node.device) is not devices.Device and hasattr(node.device, "choose"):
+            node.device = node.device.choose(op)
         node.name = self.unique_name(name or op.name)
         node.location = location
         node.graph = self

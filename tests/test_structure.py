@@ -35,6 +35,7 @@ FLOORS = {
     "static.gradients": 4, "static.bindings": 4, "static.control_flow": 4,
     "static": 5, "jit": 5, "autobatching": 5,
     "nn": 6, "optim": 6, "data": 6, "checkpoint": 6, "utils": 6,
+    "distributed": 6,  # the Dask pool runs sessions' sub-plans, below the public face
     "": 7,  # the package's public face, compat, widgets, bench, demo
 }
 

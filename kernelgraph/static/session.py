@@ -28,6 +28,11 @@ from .plan import Plan, PlanFamily, plan_for
 from .stepper import Stepper
 from .variables import placeholder_op, variable_op, writes_variable
 
+# [wants_trace(options, md), traced_run(sess, ...)], set by distributed.metadata
+TRACED_RUN: list = []
+# [make_runner(session, target)], set by kernelgraph.distributed.runner
+REMOTE: list = []
+
 #: graph -> {node: fn(store) -> value}: nodes whose value a session computes from its own
 #: state at each run and feeds (TF1's ``tf.report_uninitialized_variables``, ...).
 _SESSION_VALUES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
@@ -60,6 +65,13 @@ class Session:
         self._plans: dict = {}
         self._closed = False
         self._default_ctx = None
+        # a target (a Dask pool) runs the graph's stages on its workers
+        self._remote = None
+        if target is not None and not (isinstance(target, str | bytes) and not target):
+            if not REMOTE:
+                raise ValueError("Session(target=...) runs on a Dask cluster: pip install "
+                                 "'kernelgraph[distributed]' and import kernelgraph.distributed")
+            self._remote = REMOTE[0](self, target)
 
     # -- running ---------------------------------------------------------------------------------
     def run(self, fetches, feed_dict=None, options=None, run_metadata=None):
@@ -68,6 +80,13 @@ class Session:
         value in this run, and what only it reads is not computed."""
         if self._closed:
             raise RuntimeError("Attempted to use a closed Session.")
+        # a session with a target runs on its cluster's workers
+        if self._remote is not None:
+            return self._remote.run(fetches, feed_dict, options, run_metadata)
+        # RunOptions(trace_level=FULL_TRACE) fills run_metadata (distributed/metadata;
+        # a distributed session's runner records its own, so its hook must come first)
+        if run_metadata is not None and TRACED_RUN and TRACED_RUN[0](options, run_metadata):
+            return TRACED_RUN[1](self, fetches, feed_dict, options, run_metadata)
         computed = _SESSION_VALUES.get(self.graph)
         if computed:
             feed_dict = dict(feed_dict or {})
@@ -105,7 +124,9 @@ class Session:
         def call(*values, options=None, run_metadata=None):
             if len(values) != len(keys):
                 raise TypeError(f"expected {len(keys)} feed values, got {len(values)}")
-            return self.run(fetches, dict(zip(keys, values)) if keys else None)
+            # TF1's callables take options and run_metadata too
+            return self.run(fetches, dict(zip(keys, values)) if keys else None, options,
+                            run_metadata)
         return call
 
     def _compile(self, fetches, feed_keys):
@@ -127,6 +148,9 @@ class Session:
         specialised to their shapes (and one run is timed when it changes nothing: no
         assigns, no random draws); with ``None`` values (``feed_dict={x: None}``) it is
         the generic one."""
+        # a session on a cluster: its stages, workers and transfers (with bytes)
+        if self._remote is not None:
+            return self._remote.explain(fetches, feed_dict)
         family, spec = self._family(fetches, tuple(feed_dict or ()))
         plan = plan_for(family, feed_dict)
         before = passes.prune(spec.nodes, family.feed_nodes).nodes
@@ -140,9 +164,13 @@ class Session:
                 run_seconds = min(_timed(plan, args) for _ in range(3))
             except Exception:  # noqa: BLE001 - the run itself reports it; explain still works
                 run_seconds = None
-        return passes.Explanation(plan.passes or [], before, plan.order, plan.source,
-                                  plan.compile_seconds, plan.memory, run_seconds,
-                                  self.skip_passes if self.optimize else tuple(passes.ORDER))
+        explained = passes.Explanation(plan.passes or [], before, plan.order, plan.source,
+                                       plan.compile_seconds, plan.memory, run_seconds,
+                                       self.skip_passes if self.optimize else
+                                       tuple(passes.ORDER))
+        # the GPU plan's launches, buffers, segments and capture
+        explained.device = getattr(plan, "device", None)
+        return explained
 
     def _family(self, fetches, feed_keys):
         """The (plan family, fetch spec) ``run`` uses for these fetches and fed nodes."""
@@ -185,6 +213,9 @@ class Session:
 
     # -- lifetime --------------------------------------------------------------------------------
     def close(self) -> None:
+        # free the session's state on its workers
+        if self._remote is not None and not self._closed:
+            self._remote.close()
         self._closed = True
         self._store.clear()
         self._plans.clear()

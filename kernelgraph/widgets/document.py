@@ -140,6 +140,14 @@ def static_entry(node: Node) -> dict:
              "device": str(node.device), "location": format_location(node.location)}
     if node.op.name == "const":
         entry["value"] = summarize(node.attrs.get("value"))
+    # a to_device node between workers says which and the bytes it moves
+    if node.op.name == "to_device" and node.device.worker != node.inputs[0].device.worker:
+        # late: the distributed package loads its training helpers (nn) when imported
+        from ..distributed.transfer import transfer_label
+
+        label = transfer_label(node)
+        if label:
+            entry["transfer"] = label
     return entry
 
 

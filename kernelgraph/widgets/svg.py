@@ -191,6 +191,9 @@ def collapse(doc: dict, collapse_above: int = 200) -> tuple[list[dict], list[dic
 def _lines(n: dict) -> list[tuple[str, str]]:
     """The (css class, text) lines drawn in a node's box."""
     lines = [("label", _clip(str(n.get("label") or n.get("name") or n["id"]), 32))]
+    # a transfer between workers shows its route and bytes
+    if n.get("transfer"):
+        lines.append(("shape", _clip(str(n["transfer"]), 32)))
     if n.get("value") is not None:
         lines.append(("value", "= " + _clip(str(n["value"]), 30)))
     elif n.get("shape") and n.get("kind") != "scope":
@@ -202,7 +205,9 @@ def _lines(n: dict) -> list[tuple[str, str]]:
 
 def _tooltip(n: dict) -> str:
     rows = [str(n.get("name", ""))]
-    for key in ("op", "kind", "shape", "dtype", "device", "location", "value", "grad"):
+    # "transfer" (route and bytes between workers) among the keys shown
+    keys = ("op", "kind", "shape", "dtype", "device", "transfer", "location", "value", "grad")
+    for key in keys:
         v = n.get(key)
         if v not in (None, ""):
             rows.append(f"{key}: {v}")
@@ -282,7 +287,8 @@ def render_svg(doc: dict, collapse_above: int = 200, edge_labels_below: int = 60
         dash = ' stroke-dasharray="4 2"' if kind == "scope" or n.get("op") == "to_device" else ""
         width = "1.2"
         device = str(n.get("device") or "cpu")
-        if device != "cpu":  # placed on a GPU: the extension's violet outline
+        # a worker's CPU ('worker:1/cpu') is not a GPU
+        if "cuda" in device:  # placed on a GPU: the extension's violet outline
             stroke, width = DEVICE_STROKE, "2.5"
         if n.get("op") == "to_device":
             fill = TRANSFER_FILL

@@ -126,6 +126,10 @@ ops.methods.refresh()  # the ops registered since with the trait "method" become
 
 from .version import __version__ as __version__  # noqa: E402 - one place for the version
 
+# TF1's run metadata (sess.run(..., options=kg.RunOptions(...), run_metadata=md))
+# isort: split
+from .distributed.metadata import RunMetadata, RunOptions  # noqa: E402
+
 
 def _jupyter_labextension_paths() -> list[dict[str, str]]:
     """Where JupyterLab finds the prebuilt extension (``jupyter labextension develop .``)."""
@@ -168,4 +172,5 @@ __all__ += ["accelerator", "testing", "utils", "get_default_device", "set_defaul
 __all__ += [*_TORCH_NAMES, *eager.creation.__all__, *eager.legacy.__all__,
             *eager.printing.__all__, *eager.random_creation.__all__, *ops.closeness.__all__,
             *ops.linalg.__all__, *ops.shape_functions.__all__, *ops.torch_reduce.__all__]
+__all__ += ["RunMetadata", "RunOptions"]
 __all__ = sorted(set(__all__))

@@ -152,6 +152,11 @@ train = types.SimpleNamespace(
     get_global_step=get_global_step, create_global_step=create_global_step,
     get_or_create_global_step=get_or_create_global_step,
 )
+# tf.RunOptions / tf.RunMetadata, tf.train.ClusterSpec / replica_device_setter
+from .distribute import TRAIN_NAMES as _TRAIN_NAMES  # noqa: E402
+from .distribute import RunMetadata, RunOptions, device  # noqa: E402, F811 - device(None)
+
+vars(train).update(_TRAIN_NAMES)
 
 __all__ = [
     "DType", "Graph", "InteractiveSession", "Operation", "Session", "Tensor", "Variable",
@@ -170,3 +175,4 @@ __all__ = [
     "device", "cond", "while_loop", "train",
 ]
 __all__ += _namespaces_all
+__all__ += ["RunMetadata", "RunOptions"]  # tf.RunOptions, tf.RunMetadata

@@ -1094,3 +1094,8 @@ def check(output, reference, rtol: float = 1e-4) -> str | None:
 from .training import CASES as _TRAINING_CASES  # noqa: E402 - needs the helpers above
 
 CASES = CASES + _TRAINING_CASES
+
+# the pool-of-devices rows (20: transfers, data-parallel training on Dask)
+from .distributed import CASES as _DISTRIBUTED_CASES  # noqa: E402 - needs the helpers above
+
+CASES = CASES + _DISTRIBUTED_CASES

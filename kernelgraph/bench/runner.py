@@ -18,6 +18,7 @@ import numpy
 
 from . import cases as C
 from . import compile_time
+from . import gpu as _gpu_rows
 from .frameworks import FRAMEWORKS, LABELS, SHORT, load, machine_info
 from .timing import measure
 
@@ -99,6 +100,8 @@ def run(settings: Settings = FULL, frameworks=FRAMEWORKS, progress=None,
         rows: str | None = None) -> dict:
     """Run every case (or those ``rows`` selects, see :func:`select_rows`); return the
     results document that is written as JSON."""
+    # 'gpu' in rows selects the GPU rows (every row is selected by default)
+    rows, with_gpu = _gpu_rows.selected(rows)
     cases, with_compile = select_rows(rows)
     unknown = [f for f in frameworks if f not in FRAMEWORKS]
     if unknown:
@@ -142,12 +145,19 @@ def run(settings: Settings = FULL, frameworks=FRAMEWORKS, progress=None,
         else:
             row["target"], row["pass"], row["unchecked"] = None, None, []
         out_rows.append(row)
+    # figures that need two rows (the speed-up of 20d over 20c); closes the pool
+    from . import distributed as _pool_rows
+    _pool_rows.finish(out_rows)
     if progress is not None and with_compile:
         progress("  compile time: the first Session.run in new processes (cold, warm) ...")
+    # the GPU section (one line saying why, where there is no GPU)
+    gpu_section = (_gpu_rows.run(settings, modules["kernelgraph"], modules.get("torch"), progress)
+                   if with_gpu else None)
     return {"schema": SCHEMA, "machine": machine_info(modules), "method": settings.as_json(),
             "compile": compile_time.measure() if with_compile else None,
             "chain": [op if c is None else f"{op} {c}" for op, c in C.CHAIN],
-            "chain_source": C.chain_source(), "frameworks_missing": missing, "rows": out_rows}
+            "chain_source": C.chain_source(), "frameworks_missing": missing, "rows": out_rows,
+            "gpu": gpu_section}
 
 
 def _once(fn):
@@ -258,6 +268,9 @@ def format_table(doc: dict) -> str:
     lines += ["", *_footnotes(doc)]
     if doc.get("compile"):
         lines += ["", *compile_time.describe(doc["compile"])]
+    # the GPU rows
+    if doc.get("gpu"):
+        lines += ["", *_gpu_rows.describe(doc["gpu"])]
     return "\n".join(lines)
 
 
@@ -289,6 +302,9 @@ def _footnotes(doc) -> list[str]:
         if nodes:
             notes.append(f"row {row['id']} is per node of the graph built; nodes in the built "
                          f"graph: {', '.join(nodes)}")
+    # the distributed rows' derived figures
+    from . import distributed as _pool_rows
+    notes += _pool_rows.footnotes(doc)
     notes.append("chain: (x * 1.01, x + 0.5, tanh(x), sigmoid(x)) x 25 = 100 ops on a (16,) "
                  "float32 tensor; numpy sigmoid is 1 / (1 + exp(-x))")
     return notes
@@ -331,7 +347,8 @@ def _parser() -> argparse.ArgumentParser:
                    help="comma-separated subset of %(default)s (kernelgraph always runs)")
     p.add_argument("--rows", metavar="LIST",
                    help="only these rows, comma-separated ids (11 selects 11a-c; 'compile' "
-                        "the first-run compile timing); default: all")
+                        "the first-run compile timing; 'gpu' the GPU rows G1-G8b); "
+                        "default: all")
     p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     return p
 
@@ -362,4 +379,5 @@ def main(argv=None) -> int:
     print(f"\nwrote {args.json}")
     failed = any((f == "kernelgraph" and cell.get("error")) or cell.get("check", "ok") != "ok"
                  for row in doc["rows"] for f, cell in row["results"].items())
+    failed = failed or _gpu_rows.failed(doc.get("gpu"))  # GPU rows' checks
     return 1 if failed else 0

@@ -8,6 +8,7 @@ bounds its waits, and the cluster is closed whatever happens.
 import os
 import threading
 import time
+import urllib.request
 
 import numpy as np
 import pytest
@@ -73,6 +74,9 @@ def test_local_pool_lists_its_workers_and_dashboard(live_pool):
     with pytest.raises(LookupError, match="no worker:5 in the pool: it has worker:0, worker:1"):
         live_pool.address(5)
     assert live_pool.dashboard_link.startswith("http")
+    # the dashboard is served (bokeh comes with the distributed extra)
+    with urllib.request.urlopen(live_pool.dashboard_link, timeout=30) as page:
+        assert page.status == 200 and b"Dask" in page.read()
     assert "2 workers" in repr(live_pool)
     assert "&lt;kg.distributed.Cluster" in live_pool._repr_html_()
 

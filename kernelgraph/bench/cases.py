@@ -39,6 +39,7 @@ import numpy as np
 from .. import cuda as kg_cuda
 from .. import nest
 from ..ops.registry import cuda_package
+from .timing import measure
 
 #: One cycle of the chain: (op, scalar operand or None).
 CHAIN_CYCLE = (("mul", 1.01), ("add", 0.5), ("tanh", None), ("sigmoid", None))
@@ -1088,6 +1089,34 @@ def check(output, reference, rtol: float = 1e-4) -> str | None:
             err = float(np.max(np.abs(g.astype(np.float64) - w)))
             return f"value {i} differs from the reference by up to {err:.3g}"
     return None
+
+
+def timed_cell(make_impl, settings, reference=None, rtol: float = 1e-4) -> tuple[dict, object]:
+    """One side of a row timed: ``make_impl()`` builds its :class:`Impl`, whose output is
+    checked against ``reference()`` (a callable, or None for no check), then timed with
+    ``settings``. Returns (the results cell: us, check, stmt, ...; the output). A side that
+    is unavailable or fails gives a cell with a reason, never an exception: one failing
+    framework must not stop the table."""
+    impl = None
+    try:
+        impl = make_impl()
+        output = impl.output()
+        problem = check(output, reference(), rtol=rtol) if reference is not None else None
+        timing = measure(impl.stmt, impl.namespace, repeat=settings.repeat,
+                         min_time=settings.min_time, number=settings.number, per=impl.per,
+                         gc=settings.gc)
+    except Unavailable as e:  # e.g. no GPU on this machine: n/a, not an error
+        return {"us": None, "reason": str(e)}, None
+    except Exception as e:  # noqa: BLE001 - see the docstring
+        return {"us": None, "reason": f"error: {type(e).__name__}: {e}", "error": True}, None
+    finally:
+        if impl is not None and impl.close is not None:
+            impl.close()
+    cell = timing.as_json()
+    cell["check"] = "ok" if problem is None else f"MISMATCH: {problem}"
+    cell["stmt"] = impl.stmt
+    cell.update(impl.extra)
+    return cell, output
 
 
 # The training rows (12: eager MLP steps, 13: the RNN task) live in their own module.

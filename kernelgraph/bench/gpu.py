@@ -475,26 +475,8 @@ def skipped_line(reason: str) -> str:
 
 def _cell(setup, settings, reference, rtol):
     """Time one side of a row (a results cell as the CPU rows have: us, check, stmt)."""
-    impl = None
-    try:
-        impl = setup()
-        output = impl.output()
-        problem = C.check(output, reference, rtol=rtol) if reference is not None else None
-        timing = measure(impl.stmt, impl.namespace, repeat=settings.repeat,
-                         min_time=settings.min_time, number=settings.number, per=impl.per,
-                         gc=settings.gc)
-    except Unavailable as e:
-        return {"us": None, "reason": str(e)}, None
-    except Exception as e:  # noqa: BLE001 - one failing side must not stop the table
-        return {"us": None, "reason": f"error: {type(e).__name__}: {e}", "error": True}, None
-    finally:
-        if impl is not None and impl.close is not None:
-            impl.close()
-    cell = timing.as_json()
-    cell["check"] = "ok" if problem is None else f"MISMATCH: {problem}"
-    cell["stmt"] = impl.stmt
-    cell.update(impl.extra)
-    return cell, output
+    return C.timed_cell(setup, settings, None if reference is None else lambda: reference,
+                        rtol)
 
 
 def run(settings, kg, torch=None, progress=None, sizes: Sizes = FULL) -> dict:

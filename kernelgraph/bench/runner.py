@@ -20,7 +20,6 @@ from . import cases as C
 from . import compile_time
 from . import gpu as _gpu_rows
 from .frameworks import FRAMEWORKS, LABELS, SHORT, load, machine_info
-from .timing import measure
 
 SCHEMA = "kernelgraph-bench/1"
 
@@ -51,25 +50,7 @@ def _run_cell(case, name, module, settings, reference, setup=None) -> dict:
     setup = setup if setup is not None else case.setups.get(name)
     if module is None or isinstance(setup, str) or setup is None:
         return {"us": None, "reason": setup if isinstance(setup, str) else "not available"}
-    impl = None
-    try:
-        impl = setup(module)
-        problem = C.check(impl.output(), reference(), rtol=case.rtol) if reference is not None \
-            else None
-        timing = measure(impl.stmt, impl.namespace, repeat=settings.repeat,
-                         min_time=settings.min_time, number=settings.number, per=impl.per,
-                         gc=settings.gc)
-    except C.Unavailable as e:  # e.g. no GPU on this machine: n/a, not an error
-        return {"us": None, "reason": str(e)}
-    except Exception as e:  # noqa: BLE001 - one failing framework must not stop the table
-        return {"us": None, "reason": f"error: {type(e).__name__}: {e}", "error": True}
-    finally:
-        if impl is not None and impl.close is not None:
-            impl.close()
-    cell = timing.as_json()
-    cell["check"] = "ok" if problem is None else f"MISMATCH: {problem}"
-    cell["stmt"] = impl.stmt
-    cell.update(impl.extra)
+    cell, _ = C.timed_cell(lambda: setup(module), settings, reference, rtol=case.rtol)
     return cell
 
 

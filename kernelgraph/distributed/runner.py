@@ -192,8 +192,8 @@ class Runner:
         if traced:  # every stage's rows, those that fetch nothing (assigns) too
             wanted = list(range(len(futures)))
         try:
-            gathered = client.gather([futures[i] for i in wanted], direct=True) if wanted \
-                else []
+            gathered = self._gather([futures[i] for i in wanted], futures, part, used,
+                                    run_id) if wanted else []
         except Exception:  # noqa: BLE001 - a worker that died after its stage finished
             alive = self.cluster.worker_info()
             dead = [a for a in used if a not in alive]
@@ -209,6 +209,25 @@ class Runner:
                 rows.extend(stage_rows)
             results[i] = r
         return results, rows
+
+    def _gather(self, wanted, futures, part, used: dict, run_id: int) -> list:
+        """The results of the finished stages ``wanted``. A worker that dies after its stage
+        finished takes the result with it, and Dask's gather would then wait for a rerun
+        that never comes (a stage never runs twice): so each try is bounded, and between
+        tries a dead worker ends the run with :class:`WorkerLostError`. The bound doubles
+        each time, so a large fetch is never cut off for good."""
+        client = self.cluster.client
+        bound = 4 * POLL_SECONDS
+        while True:
+            try:
+                return client.sync(client._gather, wanted, direct=True,
+                                   callback_timeout=bound)
+            except TimeoutError:
+                alive = self.cluster.worker_info()
+                dead = [a for a in used if a not in alive]
+                if dead:
+                    self._lost(dead, futures, part, used, run_id)
+                bound *= 2
 
     def _wait(self, futures, part, used: dict, run_id: int, timeout_ms: int) -> None:
         """Wait for every stage; a dead worker, an error or the deadline ends the wait."""

@@ -53,7 +53,7 @@ class FunctionCtx:
             if t is not None and not isinstance(t, Tensor):
                 raise TypeError(f"save_for_backward can only save variables, but argument "
                                 f"{tensors.index(t)} is of type {type(t).__name__}")
-        self._saved = tuple((t, None if t is None else _versions.version(t.data))
+        self._saved = tuple((t, None if t is None else _versions.version(t._array))
                             for t in tensors)
 
     @property
@@ -62,9 +62,9 @@ class FunctionCtx:
         out = []
         for t, then in self._saved:
             if t is not None:
-                now = _versions.version(t.data)
+                now = _versions.version(t._array)
                 if now != then:
-                    raise RuntimeError(modified_message(t.data, t._node, now, then))
+                    raise RuntimeError(modified_message(t._array, t._node, now, then))
             out.append(t)
         return tuple(out)
 
@@ -134,7 +134,7 @@ class Function:
         single = isinstance(out, Tensor)
         outs = (out,) if single else tuple(out)
         op = _card(cls)
-        meta = tuple((o.data.shape, o.data.dtype) if isinstance(o, Tensor) else None
+        meta = tuple((o._array.shape, o._array.dtype) if isinstance(o, Tensor) else None
                      for o in outs)
         start = time.perf_counter() if trace.active else 0.0
         results = []
@@ -143,7 +143,7 @@ class Function:
                     o.dtype.kind != "f":
                 results.append(o)
                 continue
-            result = _wrap(o.data)
+            result = _wrap(o._array)
             attrs = {"ctx": ctx, "output": k, "outputs": meta}
             _dispatch._record(op, args, attrs, result)
             result.requires_grad = True
@@ -213,7 +213,7 @@ def _gradient(cls):
                 raise TypeError(f"function {cls.__name__}Backward returned a gradient of type "
                                 f"{type(r).__name__} at index {i}; expected a Tensor or None")
             else:
-                out_grads.append(r if as_tensor else r.data)
+                out_grads.append(r if as_tensor else r._array)
         return tuple(out_grads)
     return rule
 
@@ -252,8 +252,8 @@ def gradcheck(func, inputs, *, eps: float = 1e-6, atol: float = 1e-5, rtol: floa
     for k, out in enumerate(outputs()):
         if out.dtype.kind != "f":
             continue
-        n = out.data.size
-        analytical = {i: np.zeros((inputs[i].data.size, n)) for i in wrt}
+        n = out._array.size
+        analytical = {i: np.zeros((inputs[i]._array.size, n)) for i in wrt}
         for j in range(n):
             if not out.requires_grad:
                 break
@@ -263,17 +263,17 @@ def gradcheck(func, inputs, *, eps: float = 1e-6, atol: float = 1e-5, rtol: floa
                        retain_graph=True, allow_unused=True)
             for i, g in zip(wrt, got):
                 if g is not None:
-                    analytical[i][:, j] = np.asarray(g.data, np.float64).ravel()
+                    analytical[i][:, j] = np.asarray(g._array, np.float64).ravel()
         for i in wrt:
-            flat = inputs[i].data.reshape(-1)
+            flat = inputs[i]._array.reshape(-1)
             numerical = np.zeros_like(analytical[i])
             with no_grad():
                 for m in range(flat.size):
                     keep = flat[m].item()
                     flat[m] = keep + eps
-                    hi = np.asarray(outputs()[k].data, np.float64).ravel()
+                    hi = np.asarray(outputs()[k]._array, np.float64).ravel()
                     flat[m] = keep - eps
-                    lo = np.asarray(outputs()[k].data, np.float64).ravel()
+                    lo = np.asarray(outputs()[k]._array, np.float64).ravel()
                     flat[m] = keep
                     numerical[m] = (hi - lo) / (2 * eps)
             if not np.all(np.abs(analytical[i] - numerical) <= atol + rtol * np.abs(numerical)):

@@ -52,6 +52,7 @@ except ImportError:  # Windows: see _remove_if_abandoned
 
 from . import devices
 from .eager import Tensor
+from .eager.inplace import mark_written
 from .errors import CheckpointError, FailedPreconditionError, shown
 from .graph import Node
 from .nn.module import Module
@@ -79,7 +80,7 @@ def _is_session(obj) -> bool:
 def _host_copy(value, name: str) -> np.ndarray:
     """A host copy of a tensor's or an array's values, refusing what would need pickle."""
     if isinstance(value, Tensor):
-        arr = devices.to_numpy(value.data)
+        arr = devices.to_numpy(value._array)
     elif isinstance(value, Node):
         raise TypeError(f"cannot save '{name}': it is the graph node '{value.name}', which "
                         "holds no value outside a Session; save the Session instead "
@@ -535,9 +536,12 @@ def load(path: str | os.PathLike, into=None, module=None, strict: bool = True, *
 
 def _write(target, arr: np.ndarray) -> None:
     """Restore ``arr`` into a tensor or an array in place, as PyTorch's ``copy_``: views of
-    it and optimisers holding it see the new values."""
-    data = target.data if isinstance(target, Tensor) else target
+    it and optimisers holding it see the new values, and a backward that saved the old
+    values refuses to run (the write counts in the tensor's version)."""
+    data = target._array if isinstance(target, Tensor) else target
     if type(data) is np.ndarray and data.flags.writeable:
         np.copyto(data, arr)
     else:  # a read-only or device array: the tensor gets a new one on its device
-        target.data = devices.transfer(np.array(arr, copy=True), target.device)
+        target._array = devices.transfer(np.array(arr, copy=True), target.device)
+    if isinstance(target, Tensor):
+        mark_written(target)

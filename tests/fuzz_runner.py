@@ -20,7 +20,7 @@ from tests.fuzz_programs import call_step
 def _host(v) -> np.ndarray:
     """A kernelgraph result as a host array."""
     if hasattr(v, "detach"):
-        v = v.detach().cpu().data
+        v = v.detach().cpu()._array
     if hasattr(v, "copy_to_host"):
         v = v.copy_to_host()
     return np.asarray(v) if not isinstance(v, np.ndarray) else v
@@ -116,7 +116,7 @@ class Runner:
                     self.note(f"ingest {name}", f"kg.tensor's refusal does not name the dtype "
                               f"{src.dtype}: {str(err)[:200]}")
             else:
-                got = t.data
+                got = t._array
                 self._check_ingested(f"ingest {name}", "kg.tensor", got, value, src, spec)
                 if isinstance(value, np.ndarray) and got.size and np.shares_memory(got, value):
                     self.note(f"ingest {name}", "kg.tensor shares memory with the array")

@@ -107,13 +107,13 @@ def test_cell_steps_see_a_new_weight_array_and_grad_mode_mid_block():
     with (float64 states), as eagerly; no_grad between steps is seen too."""
     cell = kg.nn.RNNCell(3, 5)
     x = kg.tensor(np.linspace(-1, 1, 3, dtype=np.float32).reshape(1, 3))
-    before = cell.weight_hh.data.copy()
+    before = cell.weight_hh._array.copy()
 
     def model():
-        cell.weight_hh.data = before
+        cell.weight_hh._array = before
         h = cell(x, cell(x, kg.zeros(1, 5)))
         first = (h * h).sum().item()  # a read: what is pending runs now
-        cell.weight_hh.data = before.astype(np.float64) * 0.5
+        cell.weight_hh._array = before.astype(np.float64) * 0.5
         h = cell(x, cell(x, h * 1.0))  # (a pending float32 state: the steps' signature
         # as before but for w_hh, so a stale one would say float32)
         with kg.no_grad():
@@ -126,7 +126,7 @@ def test_cell_steps_see_a_new_weight_array_and_grad_mode_mid_block():
         assert loss.dtype == kg.float64 and not frozen.requires_grad and loss.requires_grad
     assert first == eager_first and loss.item() == eager_loss.item()
     np.testing.assert_array_equal(frozen.numpy(), eager_frozen.numpy())
-    cell.weight_hh.data = before
+    cell.weight_hh._array = before
 
 
 def test_agenda_runs_the_tails_of_all_lengths_together():

@@ -58,13 +58,13 @@ def test_to_cuda_and_back_keeps_values_and_records_the_copy():
     x = kg.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
     assert x.device == "cpu" and not x.is_cuda
     y = x.to("cuda")
-    assert y.device == CUDA and y.is_cuda and kg.devices.is_cuda_array(y.data)
+    assert y.device == CUDA and y.is_cuda and kg.devices.is_cuda_array(y._array)
     assert y.grad_fn.op.name == "to_device" and y.shape == (2, 2) and y.dtype == kg.float32
     z = (y * y).sum()
     assert z.device == CUDA
     z.backward()
     # The gradient came back through the transfer to the CPU leaf.
-    assert type(x.grad.data) is np.ndarray
+    assert type(x.grad._array) is np.ndarray
     np.testing.assert_array_equal(x.grad.numpy(), 2 * x.detach().numpy())
     back = y.cpu()
     assert back.device == "cpu"

@@ -405,11 +405,11 @@ def test_the_plan_never_writes_into_inputs_or_parameters():
     w = rand(4, 4)
     f = kg.function(lambda x: kg.relu(kg.exp(x @ w) * 2.0) - 1.0)
     x = rand(3, 4)
-    before_x, before_w = x.data.copy(), w.data.copy()
+    before_x, before_w = x._array.copy(), w._array.copy()
     for _ in range(3):
         f(x)
-    np.testing.assert_array_equal(x.data, before_x)
-    np.testing.assert_array_equal(w.data, before_w)
+    np.testing.assert_array_equal(x._array, before_x)
+    np.testing.assert_array_equal(w._array, before_w)
 
 
 # -- gradients -------------------------------------------------------------------------------

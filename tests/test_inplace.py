@@ -52,12 +52,12 @@ def test_as_pytorch(recorded, name):
 # -- the central case: an SGD step under no_grad -------------------------------------------------
 def test_no_grad_step_writes_into_the_same_array():
     w = kg.tensor([1.0, 2.0, 3.0], requires_grad=True)
-    array = w.data
+    array = w._array
     (w * w).sum().backward()
     with kg.no_grad():
         w -= 0.1 * w.grad
         w.grad.zero_()
-    assert w.data is array and w.is_leaf and w.requires_grad and w.grad_fn is None
+    assert w._array is array and w.is_leaf and w.requires_grad and w.grad_fn is None
     np.testing.assert_allclose(array, [0.8, 1.6, 2.4], rtol=1e-6)
     np.testing.assert_array_equal(w.grad.numpy(), [0.0, 0.0, 0.0])
 
@@ -87,10 +87,10 @@ def test_operators_return_the_same_tensor():
 def test_values(method, args, reference):
     start = np.random.default_rng(1).normal(size=(2, 3)).astype(np.float32)
     x = kg.tensor(start.copy())
-    array = x.data
+    array = x._array
     targs = [kg.tensor(a.astype(np.float32)) if isinstance(a, np.ndarray) else a for a in args]
     assert getattr(x, method)(*targs) is x
-    assert x.data is array
+    assert x._array is array
     np.testing.assert_allclose(array, reference(start, *args), rtol=1e-6, atol=1e-7)
 
 
@@ -219,7 +219,7 @@ def test_parameter():
     base = kg.tensor([1.0, 2.0])
     p = Parameter(base)
     assert isinstance(p, Parameter) and isinstance(p, kg.Tensor)
-    assert p.requires_grad and p.is_leaf and p.data is base.data
+    assert p.requires_grad and p.is_leaf and p._array is base._array
     assert repr(p) == "Parameter containing:\ntensor([1., 2.], requires_grad=True)"
     assert not isinstance(p * 2, Parameter) and not isinstance(base, Parameter)
     q = Parameter(kg.ones(2), requires_grad=False)

@@ -700,7 +700,7 @@ def test_eager_lstm_rnn_on_cuda_matches_the_cpu():
     x = rng.standard_normal((2, 4, 2)).astype(np.float32)
     out, (h, c) = kg.nn.dynamic_rnn(cell, kg.tensor(x), sequence_length=[4, 2])
     for p in cell.parameters():
-        p.data = kg.devices.transfer(p.data, kg.device("cuda"))
+        p._array = kg.devices.transfer(p._array, kg.device("cuda"))
     out2, (h2, c2) = kg.nn.dynamic_rnn(cell, kg.tensor(x, device="cuda"),
                                        sequence_length=[4, 2])
     assert c2.device.type == "cuda"

@@ -120,15 +120,15 @@ def check_op(fn, ref, args, *, diff=(), out_dtype=None, ph="exact", fd=True):
         assert t.dtype == a.dtype
     out = fn(*tensors)
     assert isinstance(out, kg.Tensor), type(out)
-    assert type(out.data) is np.ndarray, type(out.data)
+    assert type(out._array) is np.ndarray, type(out._array)
     assert out.dtype == out_dtype, f"eager dtype {out.dtype}, expected {out_dtype}"
     assert out.shape == expected.shape, f"eager shape {out.shape}, expected {expected.shape}"
-    assert_close(out.data, expected, out_dtype, "eager forward vs reference")
+    assert_close(out._array, expected, out_dtype, "eager forward vs reference")
 
     # raw NumPy arrays: the same kernels, so the same bits
     raw = fn(*[a.copy() for a in args])
     assert isinstance(raw, np.ndarray), type(raw)
-    assert_same(raw, out.data, "raw vs eager forward")
+    assert_same(raw, out._array, "raw vs eager forward")
 
     # static
     w = weights(expected.shape, out_dtype)
@@ -149,10 +149,10 @@ def check_op(fn, ref, args, *, diff=(), out_dtype=None, ph="exact", fd=True):
             fetches += grads
     with kg.Session(graph) as sess:
         values = sess.run(fetches, feed_dict=dict(zip(phs, args)))
-    assert_same(values[0], out.data, "static vs eager forward")
+    assert_same(values[0], out._array, "static vs eager forward")
     if not diff:
-        _maybe_on_cuda(fn, args, diff, out.data, [], w, ph)
-        return out.data, []
+        _maybe_on_cuda(fn, args, diff, out._array, [], w, ph)
+        return out._array, []
 
     # gradients
     loss = (out * kg.tensor(w)).sum()
@@ -160,7 +160,7 @@ def check_op(fn, ref, args, *, diff=(), out_dtype=None, ph="exact", fd=True):
     eager_grads = []
     for k, i in enumerate(diff):
         assert tensors[i].grad is not None, f"no eager gradient for input {i}"
-        eg, sg = tensors[i].grad.data, values[1 + k]
+        eg, sg = tensors[i].grad._array, values[1 + k]
         assert type(eg) is np.ndarray, f"grad {i} is a {type(eg).__name__}, not an ndarray"
         assert eg.shape == args[i].shape, f"grad {i} shape {eg.shape} != {args[i].shape}"
         assert eg.dtype == args[i].dtype, f"grad {i} dtype {eg.dtype} != {args[i].dtype}"
@@ -171,8 +171,8 @@ def check_op(fn, ref, args, *, diff=(), out_dtype=None, ph="exact", fd=True):
             np.testing.assert_allclose(eg, numeric, **FD_TOL,
                                        err_msg=f"gradient of input {i} vs finite differences")
         eager_grads.append(eg)
-    _maybe_on_cuda(fn, args, diff, out.data, eager_grads, w, ph)
-    return out.data, eager_grads
+    _maybe_on_cuda(fn, args, diff, out._array, eager_grads, w, ph)
+    return out._array, eager_grads
 
 
 # -- the same checks on the GPU --------------------------------------------------------------
@@ -213,12 +213,12 @@ def check_on_cuda(fn, args, diff, cpu_out, cpu_grads, w, ph="exact"):
     dev = kg.device("cuda")
     tensors = [kg.tensor(a, requires_grad=i in diff, device=dev) for i, a in enumerate(args)]
     out = fn(*tensors)
-    assert out.device == dev and kg.devices.is_cuda_array(out.data), out.device
+    assert out.device == dev and kg.devices.is_cuda_array(out._array), out.device
     assert out.dtype == cpu_out.dtype and out.shape == cpu_out.shape, (out.dtype, out.shape)
     got = out.detach().cpu().numpy()
     assert_close(got, cpu_out, cpu_out.dtype, "cuda vs cpu forward")
 
-    raw = fn(*[t.detach().data for t in tensors])  # gradient rules call ops on device arrays
+    raw = fn(*[t.detach()._array for t in tensors])  # gradient rules call ops on device arrays
     assert kg.devices.is_cuda_array(raw), type(raw)
     assert_same(raw.copy_to_host(), got, "raw device arrays vs eager cuda")
 

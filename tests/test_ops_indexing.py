@@ -114,12 +114,12 @@ def test_getitem_examples_and_gradient_scatter():
     t = kg.tensor(x, requires_grad=True)
     for index in [(0,), (slice(1, 3), slice(None, None, 2)), (Ellipsis, 1), (-1, slice(None),
                   slice(None, None, -1)), (None, 1, Ellipsis, None), (1, -2, -3)]:
-        assert_same(t[index].data, x[index], f"x[{index}]")
+        assert_same(t[index]._array, x[index], f"x[{index}]")
     y = t[..., 1:3]
     (y * 2.0).sum().backward()
     expected = np.zeros_like(x)
     expected[..., 1:3] = 2.0
-    assert_same(t.grad.data, expected, "scatter into zeros")
+    assert_same(t.grad._array, expected, "scatter into zeros")
     assert [r.tolist() for r in kg.tensor([[1, 2], [3, 4]])] == [[1, 2], [3, 4]]  # iteration
 
 
@@ -234,10 +234,10 @@ def test_argmax(dtype, data):
 # -- random and dropout ----------------------------------------------------------------------
 def test_random_reproducible_and_identical_across_modes():
     kg.random.seed(5)
-    eager = [kg.random.normal((2, 3), seed=7).data for _ in range(3)]
-    auto = kg.random.uniform((4,), low=-1, high=2, dtype=kg.float64).data
+    eager = [kg.random.normal((2, 3), seed=7)._array for _ in range(3)]
+    auto = kg.random.uniform((4,), low=-1, high=2, dtype=kg.float64)._array
     kg.random.seed(5)
-    again = [kg.random.normal((2, 3), seed=7).data for _ in range(3)]
+    again = [kg.random.normal((2, 3), seed=7)._array for _ in range(3)]
     for a, b in zip(eager, again):
         assert_same(a, b, "same seed, same stream")
     assert not np.array_equal(eager[0], eager[1]), "each call is a new draw"
@@ -259,11 +259,11 @@ def test_random_reproducible_and_identical_across_modes():
 
 def test_random_statistics_and_global_seed():
     kg.random.seed(1)
-    z = kg.random.normal((20000,), mean=2.0, std=3.0, dtype=kg.float64).data
+    z = kg.random.normal((20000,), mean=2.0, std=3.0, dtype=kg.float64)._array
     assert abs(z.mean() - 2.0) < 0.1 and abs(z.std() - 3.0) < 0.1
     kg.random.seed(2)
-    assert not np.array_equal(kg.random.normal((5,), seed=1).data,
-                              (kg.random.seed(3), kg.random.normal((5,), seed=1).data)[1])
+    assert not np.array_equal(kg.random.normal((5,), seed=1)._array,
+                              (kg.random.seed(3), kg.random.normal((5,), seed=1)._array)[1])
 
 
 @pytest.mark.parametrize("dtype", FLOATS)
@@ -274,11 +274,11 @@ def test_dropout_mask_and_gradient(dtype):
     y = kg.dropout(t, p=0.25, seed=11)
     w = weights(x.shape, dtype)
     (y * kg.tensor(w)).sum().backward()
-    kept = y.data != 0
+    kept = y._array != 0
     assert 0 < kept.sum() < x.size
     mask = kept.astype(dtype) * dtype.type(1 / 0.75)
-    np.testing.assert_allclose(y.data, x * mask, rtol=1e-6)
-    assert_same(t.grad.data, (w * mask).astype(dtype), "gradient is the same mask")
+    np.testing.assert_allclose(y._array, x * mask, rtol=1e-6)
+    assert_same(t.grad._array, (w * mask).astype(dtype), "gradient is the same mask")
 
     kg.random.seed(0)
     with kg.Graph().as_default() as g:
@@ -286,8 +286,8 @@ def test_dropout_mask_and_gradient(dtype):
         node = kg.dropout(p, p=0.25, seed=11)
         (grad,) = kg.gradients(kg.sum(node * kg.constant(w)), [p])
     out, gs = _run([node, grad], {p: x}, g)
-    assert_same(out, y.data, "static dropout == eager dropout")
-    assert_same(gs, t.grad.data, "static dropout gradient == eager")
+    assert_same(out, y._array, "static dropout == eager dropout")
+    assert_same(gs, t.grad._array, "static dropout gradient == eager")
 
 
 def test_dropout_identity_cases():

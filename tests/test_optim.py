@@ -363,7 +363,7 @@ def test_training_on_cuda_matches_the_cpu():
         kg.random.seed(0)
         model = kg.nn.Linear(3, 2)
         for p in model.parameters():  # the same initial weights, moved to the device
-            p.data = kg.devices.transfer(p.data, kg.device(device))
+            p._array = kg.devices.transfer(p._array, kg.device(device))
         opt = kg.optim.Adam(model.parameters(), lr=0.1)
         for _ in range(2):
             opt.zero_grad()

@@ -85,7 +85,7 @@ def _defer(op, args, attrs):
     for a in args:
         ta = type(a)
         if ta is Tensor:
-            d = a.data
+            d = a._array
             if type(d) is not ndarray:
                 return _run_now(op, args, attrs)  # a GPU tensor: not batched here
             keys.append((d.shape, d.dtype))
@@ -160,7 +160,7 @@ def _record(op, args, attrs, need, depth, known, cse, lazy):
     p.shape, p.dtype = known[0]
     p.cse, p.row, p.error, p.consumers = cse, None, None, None
     t = _new_tensor(Tensor)  # filled as a Tensor, then made lazy: its slots' plain stores
-    t.data = p  # are cheaper than LazyTensor's descriptors (a tenth of a record)
+    t._array = p  # are cheaper than LazyTensor's descriptors (a tenth of a record)
     t._node = None
     t.requires_grad = need
     t.__class__ = LazyTensor
@@ -193,20 +193,20 @@ def record_cell(cell, x, h, weights):
     if type(x) is not Tensor or type(h) is not LazyTensor or x.requires_grad or \
             trace.active or eager._tracer is not None or not _local.batching:
         return None
-    d = x.data
+    d = x._array
     if type(d) is not ndarray:
         return None
     w_ih, w_hh, b_ih, b_hh = weights
     seen = _cell_weights.get(id(cell))
     if seen is not None:
         arrays = seen[1]
-        if not (w_ih.data is arrays[0] and w_hh.data is arrays[1] and b_ih.data is arrays[2]
-                and b_hh.data is arrays[3]):
+        if not (w_ih._array is arrays[0] and w_hh._array is arrays[1] and b_ih._array is arrays[2]
+                and b_hh._array is arrays[3]):
             seen = None
     if seen is None:
-        if any(type(w) is not Tensor or type(w.data) is not ndarray for w in weights):
+        if any(type(w) is not Tensor or type(w._array) is not ndarray for w in weights):
             return None
-        arrays = tuple(w.data for w in weights)
+        arrays = tuple(w._array for w in weights)
         seen = _cell_weights[id(cell)] = (cell, arrays, tuple((a.shape, a.dtype) for a in arrays),
                                           {})
     q = _DATA.__get__(h)

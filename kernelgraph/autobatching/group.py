@@ -25,7 +25,7 @@ _local = eager._local  # this thread's grad mode, and whether its ops are deferr
 # C-level getters for the per-member loops of a flush (map(...) instead of a Python loop)
 _ARGS, _REQUIRES_GRAD = attrgetter("args"), attrgetter("requires_grad")
 _BATCH, _ROW = itemgetter(0), itemgetter(1)
-_DATA_OF = attrgetter("data")  # (on plain Tensors only: a LazyTensor's data runs the flush)
+_DATA_OF = attrgetter("_array")  # (on plain Tensors only: a LazyTensor's data runs the flush)
 
 
 _alias: dict = {}  # during a run: id(tensor) -> the one tensor a merged group computed

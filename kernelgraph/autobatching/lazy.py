@@ -1,4 +1,4 @@
-"""Pending tensors: a deferred op call's record (:class:`_Pending`) sits in the ``data`` slot
+"""Pending tensors: a deferred op call's record (:class:`_Pending`) sits in the ``_array`` slot
 of a :class:`LazyTensor`, whose shape and dtype are known; reading its values forces it: the
 pending graph runs and the tensor becomes an ordinary :class:`~kernelgraph.eager.Tensor`
 holding its row of a batched result (a view), with a recorded node that selects that row."""
@@ -15,7 +15,7 @@ from ..graph import _sequence
 from ..ops import registry
 
 ndarray = np.ndarray
-_DATA = Tensor.__dict__["data"]  # the slots themselves: LazyTensor overrides the attributes
+_DATA = Tensor.__dict__["_array"]  # the slots themselves: LazyTensor overrides the attributes
 _NODE = Tensor.__dict__["_node"]
 _GETITEM = O.getitem
 
@@ -25,7 +25,7 @@ _flush: list = [None]
 
 
 class _Pending:
-    """A deferred op call, kept in the ``data`` slot of its LazyTensor until it runs.
+    """A deferred op call, kept in the ``_array`` slot of its LazyTensor until it runs.
     ``sig`` numbers its signature (the same number for the same signature in one block):
     grouping hashes that, not the signature's nested tuples."""
 
@@ -45,7 +45,7 @@ class LazyTensor(Tensor):
     __slots__ = ()
 
     @property
-    def data(self):
+    def _array(self):
         _force(self)
         return _DATA.__get__(self)
 

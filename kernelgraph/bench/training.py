@@ -60,7 +60,7 @@ def _mlp_eager_kg(batch):
         def output():
             with kg.no_grad():
                 for w, w_init in zip(params, w0):
-                    w.data[...] = w_init
+                    w._array[...] = w_init
             loss = step()
             return [loss.detach().numpy(), [w.detach().numpy() for w in params]]
 

@@ -4,9 +4,12 @@ and ``kg.autograd.grad``. :class:`_EagerMode` shows eager tensors to the one rev
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 
 from .. import autodiff, devices, trace
+from .. import dtypes as D
 from .. import ops as O
 from ..ops.products import Sink, Stacker
 from . import tensors, versions
@@ -69,7 +72,7 @@ class _EagerMode(autodiff.Mode):
         rebased, seq = tensors.rebased, node.seq
         for x in node.inputs:
             if type(x) is Tensor:
-                values.append(x if as_tensor else x.data)
+                values.append(x if as_tensor else x._array)
                 # (an in-place op since this node may have given x a new node: see source)
                 made_by, requires_grad = source(x, seq) if rebased else (x._node,
                                                                           x.requires_grad)
@@ -104,7 +107,8 @@ class _EagerMode(autodiff.Mode):
         if node.retained is not None:
             owner = node.retained()
             if owner is not None:
-                owner._grad = _as_grad(g, owner.grad, self.create_graph)
+                with _ACCUMULATING:
+                    owner._grad = _as_grad(g, owner.grad, self.create_graph)
         return g
 
 
@@ -112,8 +116,8 @@ def _run_hooks(hooks, g, create_graph):
     for hook in hooks:
         replaced = hook(g if create_graph else _wrap(g))
         if replaced is not None:
-            _check_hook_result(hook, replaced, g.data if create_graph else g)
-            g = replaced if create_graph else replaced.data
+            _check_hook_result(hook, replaced, g._array if create_graph else g)
+            g = replaced if create_graph else replaced._array
     return g
 
 
@@ -128,7 +132,7 @@ def _check_hook_result(hook, replaced, g) -> None:
     PyTorch, whose words these are; 'Tensor' where PyTorch still says 'Variable')."""
     if not isinstance(replaced, Tensor):
         raise TypeError(f"expected Tensor, but hook returned '{_type_name(replaced)}'")
-    new = replaced.data
+    new = replaced._array
     name = getattr(hook, "__name__", "<unknown>")
     if new.dtype != g.dtype or devices.device_of(new) != devices.device_of(g):
         raise RuntimeError(f"hook '{name}' has changed the type of value (was {_kind(g)} got "
@@ -137,14 +141,37 @@ def _check_hook_result(hook, replaced, g) -> None:
         raise RuntimeError(f"hook '{name}' has changed the size of value")
 
 
-def _as_grad(g, previous, create_graph):
-    if create_graph:
+def _as_grad(g, previous, create_graph, given=None):
+    """The new ``.grad``: ``g`` itself the first time; after that, as PyTorch's
+    AccumulateGrad, the sum written into the old gradient tensor (so ``g = w.grad`` taken
+    earlier sees it), except under ``create_graph`` or where the old one requires grad, when
+    the sum is a new tensor that records how it was made."""
+    if create_graph or (previous is not None and previous.requires_grad):
         return g if previous is None else previous + g
-    if type(g) is ndarray and not g.flags.writeable:
-        g = g.copy()  # a broadcast view; .grad must be an array the user may change
     if previous is None:
+        # A gradient array may be shared (add's rule hands the same array to both inputs;
+        # a view's is a view) and .grad is added into in place later: such a one is copied.
+        if type(g) is ndarray and (g.base is not None or not g.flags.writeable):
+            g = g.copy()
+        elif given is not None:
+            if id(g) in given:
+                g = g.copy() if type(g) is ndarray else O.cast(g, dtype=D.as_dtype(g.dtype))
+            given[id(g)] = g
         return _wrap(g)
-    return _wrap(O.add(previous.data, g))
+    old = previous._array
+    total = O.add(old, g)
+    if type(old) is ndarray and old.flags.writeable and total.dtype == old.dtype:
+        np.copyto(old, total)
+    elif devices.is_cuda_array(old) and total.dtype == old.dtype:
+        old.copy_to_device(total)
+    else:
+        previous._array = total
+    return previous
+
+
+# Held while a gradient is added into ``.grad``: two threads' backward into one leaf then
+# each add to the other's sum instead of both reading the old one.
+_ACCUMULATING = threading.Lock()
 
 
 def _reachable(roots):
@@ -204,9 +231,9 @@ def _differentiate(tensors, grad_tensors, retain_graph, create_graph, inputs=Non
             raise RuntimeError(f"element {i} of tensors does not require grad and does not "
                                "have a grad_fn")
         if g is None:
-            if t.data.size != 1:
+            if t._array.size != 1:
                 raise RuntimeError("grad can be implicitly created only for scalar outputs")
-            g = O.ones_like(t.data)
+            g = O.ones_like(t._array)
         else:
             g = _value(g)
             if devices.is_cuda_array(g):
@@ -249,6 +276,7 @@ def backward(tensors, grad_tensors=None, retain_graph: bool | None = None,
     ``retain_graph`` defaults to ``create_graph``; without it the graph is freed afterwards.
     """
     grads = _differentiate(tensors, grad_tensors, retain_graph, create_graph)
+    given: dict = {}  # id -> the arrays made .grad in this call (kept, so ids stay theirs)
     with set_grad_enabled(bool(create_graph)):
         for leaf, g in grads.values():
             if type(leaf) is Tensor:
@@ -257,7 +285,8 @@ def backward(tensors, grad_tensors=None, retain_graph: bool | None = None,
                     g = _run_hooks(hooks, g, create_graph)
                 if trace.active:
                     trace.emit("gradient", node=leaf, grad=g)
-                leaf._grad = _as_grad(g, leaf.grad, create_graph)
+                with _ACCUMULATING:
+                    leaf._grad = _as_grad(g, leaf.grad, create_graph, given)
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
@@ -309,7 +338,7 @@ def check_saved(node, needs) -> None:
             array, made_by = node.value, node
         elif item < len(inputs) and type(inputs[item]) is Tensor:
             x = inputs[item]
-            array, made_by = x.data, x._node
+            array, made_by = x._array, x._node
         else:
             continue
         hit = versions.written_after(array, node.seq, own=item == "out")

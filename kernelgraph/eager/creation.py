@@ -51,7 +51,7 @@ def tensor(data, dtype=None, requires_grad: bool = False, device=None) -> Tensor
     if isinstance(data, Tensor):
         if device is None and devices.current() is None:
             device = data.device  # a copy stays where the original lives
-        source, data = data, devices.to_numpy(data.data)
+        source, data = data, devices.to_numpy(data._array)
     if isinstance(data, Node):
         raise TypeError(f"kg.tensor() got the graph node '{data.name}'; graph nodes have no "
                         "value until a Session runs them")
@@ -342,7 +342,7 @@ def _like(input: Tensor, what: str, dtype, device) -> tuple:
     if not isinstance(input, Tensor):
         raise TypeError(f"{what}(): argument 'input' must be Tensor, not "
                         f"{type(input).__name__}")
-    dt = input.data.dtype if dtype is None else D.as_dtype(dtype)
+    dt = input._array.dtype if dtype is None else D.as_dtype(dtype)
     return tuple(input.shape), dt, (input.device if device is None else device)
 
 
@@ -432,9 +432,9 @@ def as_tensor(data, dtype=None, device=None) -> Tensor:
     dt = None if dtype is None else D.as_dtype(dtype)
     if isinstance(data, Tensor):
         same_dev = device is None or devices.device(device) == data.device
-        if (dt is None or dt == data.data.dtype) and same_dev:
+        if (dt is None or dt == data._array.dtype) and same_dev:
             return data
-        arr = devices.to_numpy(data.data)
+        arr = devices.to_numpy(data._array)
         return _make(arr.astype(dt) if dt is not None else arr.copy(),
                      data.device if device is None else device, False)
     if (isinstance(data, np.ndarray) and (dt is None or dt == data.dtype)

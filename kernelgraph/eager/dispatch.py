@@ -34,7 +34,7 @@ def _value(a, op=None, args=()):
     converts it (an array of a kept dtype as it is); Python numbers as they are (weak)."""
     t = type(a)
     if t is Tensor:
-        return a.data
+        return a._array
     if t is ndarray:
         return a if a.dtype in _KEPT else D.operand(a, *_argument(op, args, a))
     if t is float or t is int or t is bool:
@@ -83,7 +83,7 @@ def apply(op, args, attrs) -> Tensor:
     gpu = _GPU_TYPES
     for a in args:
         if type(a) is Tensor:
-            d = a.data
+            d = a._array
             values.append(d)
             any_tensor = True
             if type(d) is not ndarray:
@@ -102,7 +102,7 @@ def apply(op, args, attrs) -> Tensor:
     if not any_tensor:
         checked = True
         if values and not isinstance(values[0], ndarray):
-            values[0] = tensor(values[0]).data  # kg.add(1.0, 2.0): the first number is a tensor
+            values[0] = tensor(values[0])._array  # kg.add(1.0, 2.0): the first number is a tensor
             on_gpu = type(values[0]) is not ndarray
         elif not values and devices.current() is not None:  # kg.random.normal(...) in a scope
             on_gpu = devices.current().type != "cpu"
@@ -154,7 +154,7 @@ def _record(op, args, attrs, result):
     node.op = op
     node.inputs = args
     node.attrs = attrs
-    node.value = result.data
+    node.value = result._array
     node.seq = next(_sequence)
     node.freed = False
     node.hooks = None
@@ -188,14 +188,14 @@ def _binary(op):
             return _deferred(op, (x, y), {})
         ty = type(y)
         if ty is Tensor:
-            yd = y.data
+            yd = y._array
             need = x.requires_grad or y.requires_grad
         elif ty is float:
             yd = y
             need = x.requires_grad
         else:
             return apply(op, (x, y), {})
-        xd = x.data
+        xd = x._array
         if type(xd) is not ndarray:
             return apply(op, (x, y), {})  # a GPU tensor: the CUDA kernel
         dt = xd.dtype
@@ -207,7 +207,7 @@ def _binary(op):
         except Exception as e:  # noqa: BLE001
             raise _explain(op, (x, y), {}, e) from None
         t = new(Tensor)
-        t.data = out if type(out) is ndarray else np.asarray(out)
+        t._array = out if type(out) is ndarray else np.asarray(out)
         if need and _local.grad_enabled:
             _record(op, (x, y), None, t)
             t.requires_grad = True
@@ -260,7 +260,7 @@ def graph_of(*tensors) -> dict:
                     edges.append((leaf_id(x), n.name))
     for lid, t in leaves.values():
         nodes.append({"id": lid, "op": "leaf", "shape": t.shape, "dtype": t.dtype.name,
-                      "value": t.data, "requires_grad": t.requires_grad, "inplace": False})
+                      "value": t._array, "requires_grad": t.requires_grad, "inplace": False})
     for n in sorted(seen.values(), key=lambda n: n.seq):
         nodes.append({"id": n.name, "op": n.op.name, "shape": n.shape, "dtype": n.dtype.name,
                       "value": n.value, "requires_grad": True,

@@ -87,11 +87,11 @@ def _start(t: Tensor, *others, leaf: str = LEAF) -> bool:
 def _view_base(t: Tensor, leaf: bool = False):
     """The tensor ``t`` is a view of through view ops (sharing its memory) that requires
     grad: the first such one, or (``leaf``) the leaf at the end of the chain; else None."""
-    mem = versions.owner(t.data)
+    mem = versions.owner(t._array)
     node = t._node
     while node is not None and node.op.view and node.inputs and type(node.inputs[0]) is Tensor:
         base = node.inputs[0]
-        if versions.owner(base.data) is not mem:
+        if versions.owner(base._array) is not mem:
             return None
         if base.requires_grad and (base._node is None or not leaf):
             return base
@@ -106,10 +106,27 @@ def _kind(dt) -> str:
 _RANK = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}
 
 
+def _stamp(t: Tensor, seq: int) -> None:
+    """Record an in-place write into ``t``'s memory for autograd's version checks; a write
+    through ``w.data`` is not recorded (PyTorch gives ``w.data`` a version counter of its
+    own, which is what lets the manual SGD step change weights between forward and backward)."""
+    try:
+        t._unversioned
+    except AttributeError:
+        versions.stamp(t._array, seq)
+
+
+def mark_written(t: Tensor) -> None:
+    """Record that ``t``'s values were changed in place outside an op (a checkpoint loaded
+    into it, an initializer, an optimizer's step), as PyTorch's ``copy_`` under ``no_grad``
+    bumps the version: a backward that needs the old values then refuses to run."""
+    _stamp(t, next(_sequence))
+
+
 def _write(t: Tensor, new) -> None:
     """Write ``new`` (an array of t's shape) into t's array, as PyTorch casts an in-place
     result: within a kind of number or down from a higher one, never up (int += float)."""
-    d = t.data
+    d = t._array
     if tuple(new.shape) != tuple(d.shape):
         raise RuntimeError(f"output with shape {list(d.shape)} doesn't match the broadcast "
                            f"shape {list(new.shape)}")
@@ -157,27 +174,27 @@ def run(t: Tensor, op, args: tuple, attrs: dict, name: str, grad_fn_name: str,
     others = args[:position] + args[position + 1:]
     if not _start(t, *others):
         if position == 0 and len(args) == 2 and op in _FAST and _fast(t, op, args[1]):
-            versions.stamp(t.data, next(_sequence))
+            _stamp(t, next(_sequence))
             return t
         # (while someone watches, the node they see is named as the in-place op it is)
         out = apply(variant(op, name, grad_fn_name) if trace.active else op, args, attrs)
-        _write(t, out.data)
-        versions.stamp(t.data, next(_sequence))
+        _write(t, out._array)
+        _stamp(t, next(_sequence))
         return t
     # Recorded: the node's input is t as it was (a stand-in tensor), since t is about to
     # come from this node. Where the rule reads that old value, the stand-in keeps a copy.
     base = _view_base(t)  # a tensor that requires grad and whose memory t is a view into
     if base is not None:
         _check_view(t._node, base)  # before anything is written
-    old = _wrap(t.data)
+    old = _wrap(t._array)
     old._node, old.requires_grad = t._node, t.requires_grad
     needs = [type(a) is Tensor and a.requires_grad for a in args]
     needs[position] = t.requires_grad
     if _reads(op, needs, position):
-        old.data = _copy(t.data)
+        old._array = _copy(t._array)
     args = args[:position] + (old,) + args[position + 1:]
     out = apply(variant(op, name, grad_fn_name), args, attrs)
-    _write(t, out.data)
+    _write(t, out._array)
     _adopt(t, out, base)
     return t
 
@@ -190,14 +207,14 @@ def _fast(t: Tensor, op, other) -> bool:
     nothing can differ from computing it and copying it back: a host float or int array (not
     bool), ``other`` a tensor of its dtype whose shape broadcasts into t's, or a Python
     number that keeps the dtype. The SGD step's hot path; False where it does not apply."""
-    d = t.data
+    d = t._array
     if type(d) is not ndarray or trace.active:
         return False
     dt = d.dtype
     kind = dt.kind
     to = type(other)
     if to is Tensor:
-        od = other.data
+        od = other._array
         if type(od) is not ndarray or od.dtype is not dt or (
                 od.shape != d.shape and np.broadcast_shapes(od.shape, d.shape) != d.shape):
             return False
@@ -221,11 +238,11 @@ def _adopt(t: Tensor, out: Tensor, base) -> None:
     node = out._node
     if node is None:  # not differentiable (no gradient rule): t no longer requires grad
         rebase(t, None, False, next(_sequence))
-        versions.stamp(t.data, next(_sequence))
+        _stamp(t, next(_sequence))
         return
-    node.value = t.data
+    node.value = t._array
     rebase(t, node, True, node.seq)
-    versions.stamp(t.data, node.seq)
+    _stamp(t, node.seq)
     if base is not None:
         _copy_slices(t, base)
 
@@ -248,10 +265,10 @@ def _copy_slices(view: Tensor, base: Tensor) -> None:
     """``view`` (an indexed view of ``base``) was changed in place under autograd: record
     that ``base`` now holds it at that index, PyTorch's ``CopySlices``."""
     made = view._past[-1][1]  # the view node that view came from
-    old = _wrap(base.data)
+    old = _wrap(base._array)
     old._node, old.requires_grad = base._node, base.requires_grad
     op = variant(setitem_op, "setitem_", "CopySlices")
-    result = _wrap(base.data)
+    result = _wrap(base._array)
     node = _record(op, (old, view), {"index": made.attrs["index"]}, result)
     outer = _view_base(base)  # (base as it was: an indexed view of another, maybe)
     rebase(base, node, True, node.seq)
@@ -313,7 +330,7 @@ def _fill(self, value, name: str, grad_fn_name: str) -> Tensor:
         value = O.cast(value, dtype=self.dtype)
     if type(value) is Tensor and value.device != self.device:
         value = value.to(self.device)
-    shape = self.data.shape
+    shape = self._array.shape
     try:
         wide = np.broadcast_shapes(np.shape(value), shape)
     except ValueError:
@@ -321,13 +338,13 @@ def _fill(self, value, name: str, grad_fn_name: str) -> Tensor:
     if wide != shape:
         raise RuntimeError(f"output with shape {list(shape)} doesn't match the broadcast "
                            f"shape {list(wide) if wide else list(np.shape(value))}")
-    if not _start(self, value) and type(self.data) is ndarray:  # the plain write
-        src = value.data if type(value) is Tensor else value
+    if not _start(self, value) and type(self._array) is ndarray:  # the plain write
+        src = value._array if type(value) is Tensor else value
         _write(self, np.broadcast_to(np.asarray(devices.to_numpy(src), self.dtype), shape))
-        versions.stamp(self.data, next(_sequence))
+        _stamp(self, next(_sequence))
         return self
     keep = np.zeros(shape, bool)  # where(keep, self, value): all of value, self's gradient 0
-    if type(self.data) is not ndarray:
+    if type(self._array) is not ndarray:
         keep = devices.transfer(keep, self.device)
     return run(self, O.where, (keep, self, value), {}, name, grad_fn_name, position=1)
 
@@ -344,9 +361,9 @@ def zero_(self) -> Tensor:
 
 def fill_(self, value) -> Tensor:
     """Fill ``self`` with ``value`` (a number or a 0-d tensor); returns ``self``."""
-    if type(value) is Tensor and value.data.ndim != 0:
+    if type(value) is Tensor and value._array.ndim != 0:
         raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with "
-                           f"{value.data.ndim} dimensions.")
+                           f"{value._array.ndim} dimensions.")
     return _fill(self, value.item() if type(value) is Tensor and not value.requires_grad
                  else value, "fill_",
                  "FillBackward3" if type(value) is Tensor else "FillBackward2")
@@ -386,7 +403,7 @@ def normal_(self, mean: float = 0.0, std: float = 1.0, *, generator=None) -> Ten
     ``kg.manual_seed``; returns ``self``."""
     if std < 0:
         raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
-    return _draw(self, normal_array(self.data.shape, self.dtype, mean, std, generator),
+    return _draw(self, normal_array(self._array.shape, self.dtype, mean, std, generator),
                  "normal_", "NormalBackward0")
 
 
@@ -396,7 +413,7 @@ def uniform_(self, a: float = 0.0, b: float = 1.0, *, generator=None) -> Tensor:
     if a > b:
         raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found "
                            f"from={a} > to={b}")
-    return _draw(self, uniform_array(self.data.shape, self.dtype, a, b, generator),
+    return _draw(self, uniform_array(self._array.shape, self.dtype, a, b, generator),
                  "uniform_", "UniformBackward0")
 
 
@@ -427,27 +444,27 @@ def setitem(self, index, value) -> None:
         # a view of self; and someone watching sees the node)
         run(self, setitem_op, (self, value), {"index": norm}, "setitem_", "CopySlices")
         return
-    data = self.data
+    data = self._array
     if type(data) is ndarray:
         setitem_op.infer([data.shape, np.shape(value)], [data.dtype, None], {"index": norm})
         if not data.flags.writeable:
             _write(self, data)  # refuses, with PyTorch's words
         piece = data[_decode(norm)]
-        src = value.data if type(value) is Tensor else value
+        src = value._array if type(value) is Tensor else value
         if type(piece) is ndarray:
             piece[...] = np.broadcast_to(np.reshape(src, _fitted(np.shape(src), piece.shape)),
                                          piece.shape)
         else:  # one element
             data[_decode(norm)] = src
     else:
-        src = value.data if type(value) is Tensor else value
+        src = value._array if type(value) is Tensor else value
         _write(self, setitem_op(data, src, index=norm))
-    versions.stamp(data, next(_sequence))
+    _stamp(self, next(_sequence))
 
 
 def _index_part(item):
     if type(item) is Tensor:
-        return devices.to_numpy(item.data)
+        return devices.to_numpy(item._array)
     if isinstance(item, list):
         return np.asarray(item)
     return item
@@ -457,8 +474,8 @@ def _setitem_advanced(self, index, value) -> None:
     """``self[mask] = value`` and ``self[[0, 2]] = value``: NumPy's advanced indexing."""
     items = index if isinstance(index, tuple) else (index,)
     index = tuple(_index_part(it) for it in items)
-    src = devices.to_numpy(value.data) if type(value) is Tensor else value
-    host = devices.to_numpy(self.data)
+    src = devices.to_numpy(value._array) if type(value) is Tensor else value
+    host = devices.to_numpy(self._array)
     try:
         target = host[index]
     except IndexError as e:
@@ -469,15 +486,15 @@ def _setitem_advanced(self, index, value) -> None:
                            f"cannot be broadcast to indexing result of shape "
                            f"{list(target.shape)}")
     if not _start(self, value, leaf=VIEW_OF_LEAF):
-        if type(self.data) is ndarray:
-            if not self.data.flags.writeable:
-                _write(self, self.data)
-            self.data[index] = src
+        if type(self._array) is ndarray:
+            if not self._array.flags.writeable:
+                _write(self, self._array)
+            self._array[index] = src
         else:
             host = host.copy()
             host[index] = src
             _write(self, host)
-        versions.stamp(self.data, next(_sequence))
+        _stamp(self, next(_sequence))
         return
     if type(value) is Tensor and value.requires_grad:
         raise RuntimeError("kernelgraph records x[index] = value for a value that requires "
@@ -487,7 +504,7 @@ def _setitem_advanced(self, index, value) -> None:
     mask[index] = True
     full = host.copy()
     full[index] = src
-    if type(self.data) is not ndarray:
+    if type(self._array) is not ndarray:
         mask, full = devices.transfer(mask, self.device), devices.transfer(full, self.device)
     run(self, O.where, (mask, full, self), {}, "setitem_", "IndexPutBackward0", position=2)
 

@@ -41,9 +41,9 @@ def _make(args, dtype, what: str, device=None):
     elif len(args) == 1 and isinstance(args[0], list | tuple | np.ndarray | Tensor):
         (value,) = args
         if isinstance(value, Tensor):
-            value = devices.to_numpy(value.data)
+            value = devices.to_numpy(value._array)
         data = np.asarray(value).astype(dtype) if not isinstance(value, list | tuple) else \
-            tensor(value, dtype=D.float64 if dtype.kind == "f" else None).data.astype(dtype)
+            tensor(value, dtype=D.float64 if dtype.kind == "f" else None)._array.astype(dtype)
     elif len(args) == 1:
         raise TypeError(f"new(): data must be a sequence (got {type(args[0]).__name__})")
     else:
@@ -56,10 +56,10 @@ def _tensor_init(self, *args, device=None):
     """``kg.Tensor(data)``: a float32 copy of ``data``; ``kg.Tensor(2, 3)``: zeros of that
     shape; ``kg.Tensor(t)`` of a tensor: the same values and dtype (PyTorch's alias)."""
     if len(args) == 1 and isinstance(args[0], Tensor):
-        data = args[0].data
+        data = args[0]._array
     else:
         data = _make(args, np.dtype(np.float32), "Tensor", device)
-    self.data = data
+    self._array = data
     self.requires_grad = False
     self._node = None
 

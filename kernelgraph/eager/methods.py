@@ -28,7 +28,7 @@ Tensor.backward = backward
 def _index(self) -> int:
     """``operator.index(t)``: a one-element integer (or bool) tensor is an index, as in
     PyTorch (``classes[pred.argmax()]``); anything else is a TypeError."""
-    if self.data.size != 1 or self.data.dtype.kind not in "iub":
+    if self._array.size != 1 or self._array.dtype.kind not in "iub":
         raise TypeError("only integer tensors of a single element can be converted to an index")
     return int(self._read_item("__index__"))
 

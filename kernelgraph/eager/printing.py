@@ -269,7 +269,7 @@ def _add_suffixes(text: str, suffixes: list, indent: int) -> str:
 
 # -- grad_fn names ---------------------------------------------------------------------------
 def _matmul_name(node) -> str:
-    ranks = [np.ndim(getattr(x, "data", x)) for x in node.inputs]
+    ranks = [np.ndim(getattr(x, "_array", x)) for x in node.inputs]
     return {(1, 1): "DotBackward0", (2, 1): "MvBackward0", (2, 2): "MmBackward0"}.get(
         tuple(ranks), "BmmBackward0" if ranks == [3, 3] else "UnsafeViewBackward0")
 
@@ -378,7 +378,7 @@ def tensor_repr(t) -> str:
     prefix = "tensor("
     indent = len(prefix)
     suffixes = []
-    data = t.data
+    data = t._array
     on_host = type(data) is np.ndarray
     if not on_host:
         suffixes.append(f"device='{devices.device_of(data)}'")
@@ -409,6 +409,6 @@ def tensor_repr(t) -> str:
 def tensor_format(t, spec: str) -> str:
     """``f"{t:.4f}"``: a one-element (0-d) tensor formats as its number, as in PyTorch;
     anything else formats as its print, and only with an empty spec."""
-    if t.data.ndim == 0:
+    if t._array.ndim == 0:
         return format(t.item(), spec)
     return object.__format__(t, spec)

@@ -150,8 +150,8 @@ def normal(mean, std=1.0, size=None, *, generator=None, out=None, dtype=None, la
                      device, requires_grad, drawn=True)
     if size is not None:
         raise TypeError("normal(): size is only taken with numbers for mean and std")
-    m = devices.to_numpy(mean.data) if mt else None
-    s = devices.to_numpy(std.data) if st else None
+    m = devices.to_numpy(mean._array) if mt else None
+    s = devices.to_numpy(std._array) if st else None
     if s is not None and (s < 0).any():
         raise RuntimeError("normal expects all elements of std >= 0.0")
     ref = m if m is not None else s
@@ -245,7 +245,7 @@ def bernoulli(input: Tensor, p=None, *, generator=None, out=None) -> Tensor:
         if dt.kind != "f":
             raise RuntimeError(f'"bernoulli_tensor_cpu_p_" not implemented for '
                                f"'{R._torch_name(dt.name)}'")
-        probs = np.ascontiguousarray(devices.to_numpy(input.data))
+        probs = np.ascontiguousarray(devices.to_numpy(input._array))
         arr = R.bernoulli_array(shape, probs, dt, generator)
     else:
         arr = R.bernoulli_array(shape, _number(p, "bernoulli"), dt, generator)
@@ -268,7 +268,7 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,
     if not isinstance(input, Tensor):
         raise TypeError(f"multinomial(): argument 'input' must be Tensor, not "
                         f"{type(input).__name__}")
-    p = devices.to_numpy(input.data)
+    p = devices.to_numpy(input._array)
     if p.ndim not in (1, 2):
         raise RuntimeError("prob_dist must be 1 or 2 dim")
     if p.dtype.kind != "f":

@@ -107,10 +107,11 @@ class Tensor:
 
     # ``_grad`` and ``_hooks`` are left unset on new tensors (read through ``grad`` and
     # ``_leaf_hooks``): two attribute stores fewer on every op, which is ~6% of an eager add.
-    # So are ``_past`` (what an in-place op replaced: see :func:`source`) and ``_param``
-    # (set on an ``nn.Parameter``).
-    __slots__ = ("data", "requires_grad", "_grad", "_node", "_hooks", "_past", "_param",
-                 "__weakref__")
+    # So are ``_past`` (what an in-place op replaced: see :func:`source`), ``_param``
+    # (set on an ``nn.Parameter``) and ``_unversioned`` (set on ``t.data``: its in-place
+    # writes are not stamped, so autograd does not see them, as in PyTorch).
+    __slots__ = ("_array", "requires_grad", "_grad", "_node", "_hooks", "_past", "_param",
+                 "_unversioned", "__weakref__")
 
     @property
     def grad(self):
@@ -139,24 +140,24 @@ class Tensor:
         """The shape, a :class:`Size` (a tuple printing as ``torch.Size([2, 3])``)."""
         if _tracer is not None:
             _tracer("shape", self, None)
-        return Size(self.data.shape)
+        return Size(self._array.shape)
 
     @property
     def dtype(self):
-        return self.data.dtype
+        return self._array.dtype
 
     @property
     def ndim(self) -> int:
-        return self.data.ndim
+        return self._array.ndim
 
     @property
     def device(self) -> devices.Device:
         """Where the values live: ``device('cpu')`` or ``device('cuda:0')``."""
-        return devices.CPU if type(self.data) is ndarray else devices.device_of(self.data)
+        return devices.CPU if type(self._array) is ndarray else devices.device_of(self._array)
 
     @property
     def is_cuda(self) -> bool:
-        return type(self.data) is not ndarray
+        return type(self._array) is not ndarray
 
     @property
     def is_leaf(self) -> bool:
@@ -170,7 +171,7 @@ class Tensor:
     def _version(self) -> int:
         """How many in-place ops wrote into this tensor's memory (shared with its views),
         as PyTorch's ``t._version``."""
-        return versions.version(self.data)
+        return versions.version(self._array)
 
     @property
     def T(self):  # noqa: N802 - PyTorch's name
@@ -182,17 +183,43 @@ class Tensor:
     def numel(self) -> int:
         if _tracer is not None:
             _tracer("shape", self, None)
-        return self.data.size
+        return self._array.size
 
     def dim(self) -> int:
-        return self.data.ndim
+        return self._array.ndim
 
     def __len__(self):
-        if self.data.ndim == 0:
+        if self._array.ndim == 0:
             raise TypeError("len() of a 0-d tensor")
         if _tracer is not None:
             _tracer("shape", self, None)
-        return self.data.shape[0]
+        return self._array.shape[0]
+
+    @property
+    def data(self) -> Tensor:
+        """A tensor sharing this one's storage, cut off from autograd (PyTorch's ``t.data``):
+        writes through it change this tensor's values unseen by autograd (its version counter
+        is its own), as the classic manual step ``w.data -= lr * w.grad.data`` needs.
+
+        >>> import kernelgraph as kg
+        >>> w = kg.tensor([1.0, 2.0], requires_grad=True)
+        >>> w.data.mul_(10)
+        tensor([10., 20.])
+        >>> w.data.requires_grad, w
+        (False, tensor([10., 20.], requires_grad=True))
+
+        ``t.data = other`` makes ``t`` hold ``other``'s storage (its shape and dtype too)."""
+        out = _wrap(self._array)
+        out._unversioned = True
+        if _tracer is not None:
+            _tracer("detach", out, self)
+        return out
+
+    @data.setter
+    def data(self, value):
+        if not isinstance(value, Tensor):
+            raise TypeError(f"Variable data has to be a tensor, but got {_type_name(value)}")
+        self._array = value._array
 
     # -- conversion ----------------------------------------------------------------------------
     def numpy(self) -> np.ndarray:
@@ -200,27 +227,27 @@ class Tensor:
         if self.requires_grad:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. "
                                "Use tensor.detach().numpy() instead.")
-        if type(self.data) is not ndarray:
+        if type(self._array) is not ndarray:
             raise TypeError(f"can't convert {self.device} device type tensor to numpy. Use "
                             "Tensor.cpu() to copy the tensor to host memory first.")
         if _tracer is not None:
-            _tracer("numpy()", self, self.data)
-        return self.data
+            _tracer("numpy()", self, self._array)
+        return self._array
 
     def item(self):
         return self._read_item("item()")
 
     def _read_item(self, kind: str):
-        if self.data.size != 1:
-            raise RuntimeError(f"a Tensor with {self.data.size} elements cannot be converted "
+        if self._array.size != 1:
+            raise RuntimeError(f"a Tensor with {self._array.size} elements cannot be converted "
                                "to Scalar")
-        value = devices.to_numpy(self.data).item()  # from a GPU: one explicit small copy
+        value = devices.to_numpy(self._array).item()  # from a GPU: one explicit small copy
         if _tracer is not None:
             _tracer(kind, self, value)
         return value
 
     def tolist(self):
-        value = devices.to_numpy(self.data).tolist()
+        value = devices.to_numpy(self._array).tolist()
         if _tracer is not None:
             _tracer("tolist()", self, value)
         return value
@@ -232,23 +259,23 @@ class Tensor:
         return int(self._read_item("int()"))
 
     def __bool__(self):
-        if self.data.size != 1:
-            raise RuntimeError(f"Boolean value of Tensor with {self.data.size} elements is "
+        if self._array.size != 1:
+            raise RuntimeError(f"Boolean value of Tensor with {self._array.size} elements is "
                                "ambiguous")
-        value = bool(self.data.item())
+        value = bool(self._array.item())
         if _tracer is not None:
             _tracer("bool()", self, value)
         return value
 
     def __array__(self, dtype=None, copy=None):
-        arr = self.numpy() if type(self.data) is not ndarray else self.data  # no silent copy
-        if _tracer is not None and type(self.data) is ndarray:
+        arr = self.numpy() if type(self._array) is not ndarray else self._array  # no silent copy
+        if _tracer is not None and type(self._array) is ndarray:
             _tracer("np.asarray()", self, arr)
         return arr if dtype is None else arr.astype(dtype)
 
     def detach(self) -> Tensor:
         """The same values, cut off from the graph (shares memory)."""
-        out = _wrap(self.data)
+        out = _wrap(self._array)
         if _tracer is not None:
             _tracer("detach", out, self)
         return out
@@ -261,7 +288,7 @@ class Tensor:
         >>> kg.zeros(2).requires_grad_().requires_grad
         True
         """
-        if requires_grad and self.data.dtype not in D.FLOATS:
+        if requires_grad and self._array.dtype not in D.FLOATS:
             # (the factories' words, kg.tensor(..., requires_grad=True) calls this; PyTorch's
             # requires_grad_() says "only Tensors of floating point dtype ...")
             raise RuntimeError("Only Tensors of floating point and complex dtype can require "
@@ -421,7 +448,7 @@ def source(x: Tensor, seq: int) -> tuple:
 
 def _wrap(data, requires_grad=False) -> Tensor:
     t = Tensor.__new__(Tensor)
-    t.data = data
+    t._array = data
     t.requires_grad = requires_grad
     t._node = None
     return t
@@ -446,7 +473,7 @@ def _check_grad(t, value) -> None:
     if not isinstance(value, Tensor):
         raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of type "
                         f"{_type_name(value)}")
-    new, own = value.data, t.data
+    new, own = value._array, t._array
     if new.dtype != own.dtype:
         raise RuntimeError(f"attempting to assign a gradient with dtype '{new.dtype.name}' to "
                            f"a tensor with dtype '{own.dtype.name}'. The gradient must match "

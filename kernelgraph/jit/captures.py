@@ -176,7 +176,7 @@ class Capture:
         self.steps = steps
         self.ref = weakref.ref(tensor) if root is None else None
         self.name = _path_name(name, steps) if root is not None else None
-        d = tensor.data
+        d = tensor._array
         self.spec = (tuple(d.shape), d.dtype, type(d), tensor.requires_grad)
         self.node = None  # the placeholder that feeds it (set by the converter)
         self._base = None if root is None else _base_getter(root)

@@ -145,7 +145,7 @@ class ConcreteFunction:
     # -- running -----------------------------------------------------------------------------
     def run(self, tensors: list, args: tuple, kwargs: dict):
         """The outputs for this call, or a :class:`Miss` when this trace does not fit it."""
-        values = [t.data for t in tensors]
+        values = [t._array for t in tensors]
         held = None
         if self.captures:
             held = []
@@ -153,7 +153,7 @@ class ConcreteFunction:
                 t = c.get(args, kwargs)
                 if type(t) is not Tensor:
                     return Miss(self._capture_change(c, t), stale=t is None and c.name is None)
-                d = t.data
+                d = t._array
                 if (d.shape, d.dtype, type(d), t.requires_grad) != c.spec:
                     return Miss(self._capture_change(c, t))
                 held.append(t)
@@ -331,7 +331,7 @@ class ConcreteFunction:
                     if c.name is None else f"{what} can no longer be found")
         if type(t) is not Tensor:
             return f"{what} is now a {type(t).__name__}"
-        s, d = c.spec, t.data
+        s, d = c.spec, t._array
         parts = []
         if d.shape != s[0]:
             parts.append(f"shape {shape_str(s[0])} -> {shape_str(d.shape)}")
@@ -345,10 +345,10 @@ class ConcreteFunction:
 
     # -- introspection -----------------------------------------------------------------------
     def _feed_values(self, tensors, args, kwargs) -> list:
-        values = [t.data for t in tensors]
+        values = [t._array for t in tensors]
         for c in self.captures:
             t = c.get(args, kwargs)
-            values.append(t.data if type(t) is Tensor else np.zeros(c.spec[0], c.spec[1]))
+            values.append(t._array if type(t) is Tensor else np.zeros(c.spec[0], c.spec[1]))
         return values
 
     def explain(self, tensors, args, kwargs):

@@ -209,10 +209,10 @@ def to_graph(rec: Recorder, tensors: list, names: list, result, shapes=None) -> 
             if t.device != source.device:
                 n = build(_to_device, (n,), {"device": t.device.name})
         elif id(t) in rec.created:
-            n = constant_node(devices.to_numpy(t.data), dtype=t.dtype, name="Const",
+            n = constant_node(devices.to_numpy(t._array), dtype=t.dtype, name="Const",
                               device=t.device)
         else:
-            shape = tuple(t.data.shape)  # (the CUDA simulator's shapes are not tuples)
+            shape = tuple(t._array.shape)  # (the CUDA simulator's shapes are not tuples)
             with t.device:
                 n = graph.add_node(placeholder_op, (), {"shape": shape}, shape, t.dtype,
                                    f"captured_{len(traced.captures)}")
@@ -223,7 +223,7 @@ def to_graph(rec: Recorder, tensors: list, names: list, result, shapes=None) -> 
 
     with graph.as_default(), devices.unplaced():
         for i, (t, name) in enumerate(zip(tensors, names)):
-            shape = tuple(t.data.shape) if shapes is None else shapes[i]
+            shape = tuple(t._array.shape) if shapes is None else shapes[i]
             with t.device:
                 n = graph.add_node(placeholder_op, (), {"shape": shape}, shape, t.dtype,
                                    _clean(name))

@@ -61,7 +61,7 @@ def _flatten(obj, specs, tensors, seen, names, path):
         else:
             seen[id(obj)] = len(tensors)
             tensors.append(obj)
-            d = obj.data
+            d = obj._array
             if type(d) is ndarray:
                 specs.append(("T", d.shape, d.dtype, "cpu", obj.requires_grad))
             else:  # a device array (whose shape may not be a plain tuple)

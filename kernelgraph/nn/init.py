@@ -22,6 +22,7 @@ import numpy as np
 
 from .. import devices
 from ..eager import Tensor, no_grad
+from ..eager.inplace import mark_written
 from ..errors import shown
 from ..ops import torch_random as R
 
@@ -33,20 +34,22 @@ __all__ = ["calculate_gain", "constant_", "eye_", "kaiming_normal_", "kaiming_un
 def copy_into(t: Tensor, value) -> Tensor:
     """Write ``value`` (an array or tensor of ``t``'s shape) into ``t``'s own storage, so
     everything holding ``t`` (a module, an optimiser) sees the new values; not recorded by
-    autograd (PyTorch's in-place update under ``no_grad``)."""
+    autograd but counted as a write (PyTorch's in-place update under ``no_grad``): a
+    backward that needs the old values refuses to run."""
     if not isinstance(t, Tensor):
         raise TypeError(f"expected a kg.Tensor to fill, got {type(t).__name__}")
     if isinstance(value, Tensor):
-        value = value.data
-    if tuple(np.shape(value)) != tuple(t.data.shape):
+        value = value._array
+    if tuple(np.shape(value)) != tuple(t._array.shape):
         raise ValueError(f"cannot copy a value of shape {tuple(np.shape(value))} into a tensor "
-                         f"of shape {tuple(t.data.shape)}")
+                         f"of shape {tuple(t._array.shape)}")
     with no_grad():
-        if type(t.data) is np.ndarray:
-            np.copyto(t.data, devices.to_numpy(value), casting="unsafe")
+        if type(t._array) is np.ndarray:
+            np.copyto(t._array, devices.to_numpy(value), casting="unsafe")
         else:  # a GPU tensor: its device array is replaced by one holding the new values
-            host = np.asarray(devices.to_numpy(value), t.data.dtype)
-            t.data = devices.transfer(host, t.device)
+            host = np.asarray(devices.to_numpy(value), t._array.dtype)
+            t._array = devices.transfer(host, t.device)
+    mark_written(t)
     return t
 
 
@@ -56,14 +59,14 @@ def _draw(t: Tensor, fill) -> Tensor:
     CUDA numbers anyway)."""
     if not isinstance(t, Tensor):
         raise TypeError(f"expected a kg.Tensor to fill, got {type(t).__name__}")
-    if t.data.dtype.kind != "f":
+    if t._array.dtype.kind != "f":
         raise RuntimeError(f"expected a floating point tensor to fill at random, got "
-                           f"{t.data.dtype.name}")
-    if type(t.data) is np.ndarray:
+                           f"{t._array.dtype.name}")
+    if type(t._array) is np.ndarray:
         with no_grad():
-            fill(t.data)
+            fill(t._array)
         return t
-    host = devices.to_numpy(t.data).copy()
+    host = devices.to_numpy(t._array).copy()
     fill(host)
     return copy_into(t, host)
 

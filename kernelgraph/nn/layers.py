@@ -247,8 +247,8 @@ class Embedding(Module):
         if ids.dtype not in D.INTS:
             raise TypeError(f"Embedding: expected integer ids (int32 or int64), got "
                             f"{ids.dtype.name}")
-        if isinstance(ids, Tensor) and ids.data.size and type(ids.data) is np.ndarray:
-            bad = ids.data[(ids.data < 0) | (ids.data >= self.num_embeddings)]
+        if isinstance(ids, Tensor) and ids._array.size and type(ids._array) is np.ndarray:
+            bad = ids._array[(ids._array < 0) | (ids._array >= self.num_embeddings)]
             if bad.size:
                 raise IndexError(f"Embedding: ids must be in [0, {self.num_embeddings}), got "
                                  f"{int(bad[0])}")

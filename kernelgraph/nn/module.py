@@ -397,7 +397,7 @@ class Module(DeviceMethods):
         >>> {k: v.shape for k, v in kg.nn.RNNCell(2, 3, bias=False).state_dict().items()}
         {'weight_ih': (3, 2), 'weight_hh': (3, 3)}
         """
-        return {name: np.array(to_numpy(p.data), copy=True)  # a GPU tensor: copied to host
+        return {name: np.array(to_numpy(p._array), copy=True)  # a GPU tensor: copied to host
                 for name, p in self._state_items()}
 
     def _state_items(self) -> list:
@@ -450,7 +450,7 @@ class Module(DeviceMethods):
         for name, value in state_dict.items():
             if name not in own:
                 continue
-            arr = to_numpy(value.data) if isinstance(value, Tensor) else np.asarray(value)
+            arr = to_numpy(value._array) if isinstance(value, Tensor) else np.asarray(value)
             if arr.shape != tuple(own[name].shape):
                 raise RuntimeError(f"{what}: size mismatch for {name}: the checkpoint has shape "
                                  f"{arr.shape}, the parameter has shape {tuple(own[name].shape)}")
@@ -472,7 +472,7 @@ class Module(DeviceMethods):
             with graph.as_default(), graph.name_scope(self.name):
                 for name, p in self._parameters.items():
                     if p is not None:
-                        made[name] = Variable(np.array(to_numpy(p.data), copy=True),
+                        made[name] = Variable(np.array(to_numpy(p._array), copy=True),
                                               name=name)
                         _PARAMETER_VARIABLES.setdefault(graph, {})[id(p)] = \
                             (weakref.ref(p), made[name])

@@ -76,8 +76,8 @@ class DeviceMethods:
         with no_grad():
             for t in [*self.parameters(), *self.buffers()]:
                 new = convert(t.detach())
-                if new.data is not t.data:
-                    t.data = new.data
+                if new._array is not t._array:
+                    t._array = new._array
                     grad = t.grad
                     if grad is not None:
                         t._grad = convert(grad)

@@ -98,7 +98,7 @@ class _BatchNorm(Module):
             raise ValueError(f"Expected more than 1 value per channel when training, got input "
                              f"size {shape_str(shape)}")
         with no_grad():
-            self.num_batches_tracked.data = self.num_batches_tracked.data + 1
+            self.num_batches_tracked._array = self.num_batches_tracked._array + 1
             m = self.momentum if self.momentum is not None else \
                 1.0 / float(self.num_batches_tracked.item())
             unbiased = O.reshape(var.detach(), shape=(-1,)) * (n / (n - 1))

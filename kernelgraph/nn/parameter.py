@@ -42,7 +42,7 @@ class Parameter(metaclass=_ParameterType):
     def __new__(cls, data=None, requires_grad: bool = True):
         if data is None:
             data = np.zeros((0,), np.float32)
-        data = data.data if isinstance(data, Tensor) else tensor(data).data
+        data = data._array if isinstance(data, Tensor) else tensor(data)._array
         p = _wrap(data)
         p.requires_grad_(bool(requires_grad))
         p._param = True

@@ -334,7 +334,7 @@ def _seq_dtype_error(dtype) -> TypeError:
 def _host_lengths(sequence_length, batch) -> np.ndarray:
     """``sequence_length`` given as data (a list, an array, an eager tensor), checked."""
     if isinstance(sequence_length, Tensor):
-        lengths = devices.to_numpy(sequence_length.data)
+        lengths = devices.to_numpy(sequence_length._array)
     else:
         try:
             lengths = np.asarray(sequence_length)

@@ -37,7 +37,7 @@ def _host(it):
                         "tensor after full slices (x[i], x[:, i]) in a graph; masks and "
                         "several index tensors need values, which a graph node has not")
     if hasattr(it, "numpy") and hasattr(it, "requires_grad"):
-        return devices.to_numpy(it.detach().data) if it.requires_grad else it.numpy()
+        return devices.to_numpy(it.detach()._array) if it.requires_grad else it.numpy()
     if isinstance(it, range):
         return np.arange(it.start, it.stop, it.step)
     return np.asarray(it)

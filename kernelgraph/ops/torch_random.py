@@ -211,7 +211,7 @@ class Generator:
 
 
 def _as_numpy(value):
-    data = getattr(value, "data", value)
+    data = getattr(value, "_array", value)
     if hasattr(data, "copy_to_host"):
         data = data.copy_to_host()
     return np.asarray(data)

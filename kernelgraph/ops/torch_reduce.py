@@ -443,5 +443,5 @@ def equal(input, other, name=None):  # noqa: A002 - PyTorch's names
                     for t in (input, other)):
         if tuple(input.shape) != tuple(other.shape):
             return False
-        return bool(np.all(devices.to_numpy(input.data) == devices.to_numpy(other.data)))
+        return bool(np.all(devices.to_numpy(input._array) == devices.to_numpy(other._array)))
     return _equal_op(input, other, name=name)

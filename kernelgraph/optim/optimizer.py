@@ -152,8 +152,8 @@ def _check_param(owner: str, k: int, p) -> None:
 def _elsewhere(state: dict, p) -> bool:
     """Whether a parameter's state tensors live on another device than ``p`` (one array
     class check per parameter and step: a CPU array is an ndarray, a GPU one is not)."""
-    host = type(p.data) is np.ndarray
-    return any(isinstance(v, Tensor) and (type(v.data) is np.ndarray) is not host
+    host = type(p._array) is np.ndarray
+    return any(isinstance(v, Tensor) and (type(v._array) is np.ndarray) is not host
                for v in state.values())
 
 
@@ -319,10 +319,10 @@ class Optimizer(GraphUpdates):
         delta, new_state = self._update(p.detach(), g, state, hyper)
         state.update(new_state)
         new = O.sub(p.detach(), delta)
-        if type(p.data) is np.ndarray or new.dtype != p.dtype:
+        if type(p._array) is np.ndarray or new.dtype != p.dtype:
             copy_into(p, new)
         else:  # on a GPU: the new array replaces the old (as copy_into would) without the
-            p.data = new.data  # round trip through the host that copy_into makes
+            p._array = new._array  # round trip through the host that copy_into makes
 
     # -- static --------------------------------------------------------------------------------
     def minimize(self, loss, var_list=None, global_step=None, name: str | None = None) -> Node:

@@ -284,7 +284,7 @@ def _roots(tensors) -> list:
 
 
 def _shape_of(t) -> str:
-    return shape_str(tuple(np.shape(t.data if isinstance(t, Tensor) else t.value)))
+    return shape_str(tuple(np.shape(t._array if isinstance(t, Tensor) else t.value)))
 
 
 def eager_document(*tensors, names: Mapping | None = None, title: str | None = None,
@@ -358,7 +358,7 @@ def eager_document(*tensors, names: Mapping | None = None, title: str | None = N
         b.add_node({"id": lid, "name": name, "label": name, "op": "leaf", "kind": "leaf",
                     "shape": _shape_of(t), "dtype": t.dtype.name})
         b.build(lid)
-        b.forward(lid, t.data)
+        b.forward(lid, t._array)
         if t.grad is not None:
             b.nodes[lid]["grad"] = summarize(t.grad)
 
@@ -414,7 +414,7 @@ def _eager_backward(b: DocumentBuilder, roots, ordered, leaves, leaf_ids) -> Non
                 if type(x) is Tensor:
                     key = x._node if x._node is not None else x
                     need = x.requires_grad and x.dtype.kind == "f"
-                    out.append((key if need else None, x.data))
+                    out.append((key if need else None, x._array))
                 else:
                     out.append((None, x))
             return out

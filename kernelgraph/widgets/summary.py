@@ -26,7 +26,7 @@ def _array(value):
     if value is None:
         return None
     if isinstance(value, Tensor):
-        value = value.data
+        value = value._array
     try:
         return devices.to_numpy(value)  # a GPU value is copied to the host to be shown
     except Exception:  # noqa: BLE001 - anything that is not array-like has no summary

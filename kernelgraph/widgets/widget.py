@@ -252,7 +252,7 @@ class _LiveState:
             for x in node.inputs:
                 if type(x) is Tensor and id(x._node if x._node is not None else x) in self.ids:
                     src = self.ids[id(x._node if x._node is not None else x)]
-                    b.add_edge(src, nid, shape_str(tuple(x.data.shape)))
+                    b.add_edge(src, nid, shape_str(tuple(x._array.shape)))
         else:
             nid = b.add_node(static_entry(node))
             self._remember(node, nid)
@@ -274,11 +274,11 @@ class _LiveState:
         self.builder.add_node({"id": lid, "name": name, "label": "leaf" if t._node is None
                                else t._node.op.name, "op": "leaf" if t._node is None
                                else t._node.op.name, "kind": "leaf" if t._node is None else "op",
-                               "shape": shape_str(tuple(t.data.shape)),
-                               "dtype": t.data.dtype.name})
+                               "shape": shape_str(tuple(t._array.shape)),
+                               "dtype": t._array.dtype.name})
         self._remember(key, lid)
         self._build_step(lid)
-        self._step({"phase": "forward", "node": lid, "value": None}, lid, "value", t.data)
+        self._step({"phase": "forward", "node": lid, "value": None}, lid, "value", t._array)
 
     def _remember(self, obj, nid) -> None:
         self.ids[id(obj)] = nid

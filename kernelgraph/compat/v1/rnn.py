@@ -152,7 +152,7 @@ def _kernel(module, shape, dtype):
     if init is None:
         _init.xavier_uniform_(kernel)
     else:
-        kernel.data[...] = initial_value(init, shape, dtype)  # in its own storage
+        kernel._array[...] = initial_value(init, shape, dtype)  # in its own storage
     return kernel
 
 

@@ -148,8 +148,8 @@ def default_collate(batch):
     """
     elem = batch[0]
     if isinstance(elem, Tensor):
-        if all(type(t.data) is np.ndarray and not t.requires_grad for t in batch):
-            return tensor(np.stack([t.data for t in batch]))
+        if all(type(t._array) is np.ndarray and not t.requires_grad for t in batch):
+            return tensor(np.stack([t._array for t in batch]))
         return O.stack(list(batch), axis=0)
     if isinstance(elem, np.ndarray):
         if elem.dtype.kind in "US O":
@@ -181,10 +181,10 @@ def default_collate(batch):
 def _fast_tensor_batch(dataset: TensorDataset, indices: list):
     """A TensorDataset's batch in one indexing per tensor (the values default_collate would
     stack), or None when a tensor needs autograd or lives on a GPU."""
-    if not all(type(t.data) is np.ndarray and not t.requires_grad for t in dataset.tensors):
+    if not all(type(t._array) is np.ndarray and not t.requires_grad for t in dataset.tensors):
         return None
     idx = np.asarray(indices, np.int64)
-    return [tensor(np.ascontiguousarray(t.data[idx])) for t in dataset.tensors]
+    return [tensor(np.ascontiguousarray(t._array[idx])) for t in dataset.tensors]
 
 
 class DataLoader:

@@ -110,9 +110,7 @@ def _stamp(t: Tensor, seq: int) -> None:
     """Record an in-place write into ``t``'s memory for autograd's version checks; a write
     through ``w.data`` is not recorded (PyTorch gives ``w.data`` a version counter of its
     own, which is what lets the manual SGD step change weights between forward and backward)."""
-    try:
-        t._unversioned
-    except AttributeError:
+    if not getattr(t, "_unversioned", False):
         versions.stamp(t._array, seq)
 
 

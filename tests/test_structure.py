@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import ast
 import io
+import re
 import token
 import tokenize
 from pathlib import Path
@@ -276,3 +277,16 @@ def test_the_core_stays_small():
         f"the core has {total} lines with code (at most {MAX_CORE_LINES}; largest: {largest}): "
         "move what a learner need not read out of it (an optimisation registers from its own "
         "module), or raise the cap with a reason")
+
+
+def test_the_reading_order_in_the_docs_is_the_core():
+    """docs/contributing.md's "Read the core first" lists core modules only, and each once."""
+    text = (REPO / "docs" / "contributing.md").read_text(encoding="utf-8")
+    section = text.split("## Read the core first", 1)[1].split("\n## ", 1)[0]
+    steps = [line for line in section.splitlines() if line[:1].isdigit()]
+    named = [p.removesuffix(".py").replace("/", ".")
+             for step in steps for p in re.findall(r"`([a-z_/]+\.py)`", step)]
+    assert len(steps) >= 10 and len(named) >= len(steps)
+    outside = [m for m in named if m not in CORE]
+    assert not outside, f"the reading order names modules outside CORE: {outside}"
+    assert len(set(named)) == len(named), "a module is named twice in the reading order"

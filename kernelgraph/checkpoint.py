@@ -24,7 +24,9 @@ The file is an ordinary ``.npz`` archive (``np.load`` reads it) of one array per
 and each array's name, shape, dtype and SHA-256 digest. Saving writes a temporary file next
 to the target, fsyncs it and renames it over the target (``os.replace``), so a crash leaves
 the old checkpoint whole; the temporary file a killed save leaves behind is removed by the
-next save to the same path (never one that a save in progress holds). Each name is stored
+next save to the same path (never one that a save in progress holds). A path that is a
+symbolic link is written through, as ``open()`` and ``torch.save`` write: the file the link
+ends at is replaced (created, if the link dangles) and the link stays. Each name is stored
 as a zip member name, so it must be valid Unicode of at most 65531 bytes in UTF-8 (checked
 before anything is written). Loading never unpickles (``allow_pickle=False``) and checks every
 array against the marker and against the target *before* it writes any value, so a bad
@@ -282,7 +284,10 @@ def _locked_temp(directory: str, base: str) -> tuple[int, str]:
 
 
 def _write_atomic(path: str, arrays: dict[str, np.ndarray], meta: str) -> None:
-    directory = os.path.dirname(os.path.abspath(path))
+    # Through symbolic links, as open() and torch.save write: the rename replaces the file
+    # the links end at (created if the last link dangles) and the links stay.
+    path = os.path.realpath(path)
+    directory = os.path.dirname(path)
     base = os.path.basename(path)
     mode = _file_mode(path)
     _remove_stale_temps(directory, base)

@@ -489,3 +489,49 @@ def test_pytorchs_save_and_load_spellings(tmp_path):
     kg.save(model.state_dict(), path)
     other.load_state_dict(kg.load(path, map_location="cpu", weights_only=True))
     np.testing.assert_array_equal(other.weight.detach().numpy(), model.weight.detach().numpy())
+
+
+# -- symbolic links ------------------------------------------------------------------------------
+
+
+def _layout(root) -> dict:
+    """Every name under ``root``: 'link -> <where it points>' or 'file <old|new>' (which save
+    kg.load reads there); the shape of tests/recorded/record_save_links.py's record."""
+    out = {}
+    for dirpath, dirnames, filenames in os.walk(root):
+        for name in sorted(dirnames + filenames):
+            p = os.path.join(dirpath, name)
+            rel = os.path.relpath(p, root).replace(os.sep, "/")
+            if os.path.islink(p):
+                out[rel] = "link -> " + os.readlink(p)
+            elif os.path.isfile(p):
+                out[rel] = "file " + ("new" if kg.load(p)["w"].tolist() == [2.0] else "old")
+    return dict(sorted(out.items()))
+
+
+def test_save_writes_through_symbolic_links_as_torch_save(tmp_path, recorded):
+    """torch.save (open()) writes the file a link ends at and keeps the link; kg.save did
+    os.replace over the link itself, turning it into a file and leaving its target old."""
+    cases = recorded("save_links")["cases"]
+    assert len(cases) == 5
+    for i, (case, c) in enumerate(cases.items()):
+        root = tmp_path / str(i)
+        for name, what in c["before"].items():
+            (root / name).parent.mkdir(parents=True, exist_ok=True)
+            if what == "file":
+                kg.save(root / name, {"w": np.array([1.0], np.float32)})
+            else:
+                os.symlink(what[3:], root / name)
+        kg.save(root / c["path"], {"w": np.array([2.0], np.float32)})
+        assert _layout(root) == c["after"], case
+        assert kg.load(root / c["path"])["w"].tolist() == [2.0], case
+
+
+def test_save_through_a_link_keeps_the_targets_permissions(tmp_path):
+    kg.save(tmp_path / "real.npz", Net(seed=0))
+    (tmp_path / "real.npz").chmod(0o640)
+    os.symlink("real.npz", tmp_path / "link.npz")
+    kg.save(tmp_path / "link.npz", Net(seed=1))
+    assert (tmp_path / "real.npz").stat().st_mode & 0o777 == 0o640
+    assert (tmp_path / "link.npz").is_symlink()
+    assert_same(kg.load(tmp_path / "real.npz"), params(Net(seed=1)))

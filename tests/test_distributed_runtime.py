@@ -273,6 +273,64 @@ def test_a_run_past_its_deadline_is_cancelled_and_rolled_back(live_pool):
         np.testing.assert_array_equal(sess.run(count), 1.0)  # the bump was undone
 
 
+def test_a_one_worker_run_past_its_deadline_is_rolled_back_too(live_pool):
+    """The deadline's message says the run was rolled back: on one worker as on several, the
+    variables its started stage wrote are put back (a one-worker run kept its assign_add)."""
+    n = 800
+    g = kg.Graph()
+    with g.as_default():
+        x = kg.placeholder(kg.float32, shape=[n, n], name="x")
+        with kg.device("worker:0"):
+            count = kg.Variable(np.zeros((), np.float32), name="count")
+            h = kg.multiply(x, kg.add(count.assign_add(1.0), 0.0), name="m")
+            for i in range(50):  # the deadline passes while these run, after the bump
+                h = kg.matmul(h, x, name=f"layer{i}")
+            y = kg.reduce_sum(h, name="y")
+        init = kg.global_variables_initializer()
+    xv = np.eye(n, dtype=np.float32)
+    with kg.Session(graph=g, target=live_pool) as sess:
+        sess.run(init)
+        start = time.monotonic()
+        sess.run(y, {x: xv})  # compiled on worker:0; count is 1
+        took = time.monotonic() - start
+        with pytest.raises(kernelgraph.distributed.DeadlineExceededError,
+                           match="rolled back on worker:0"):
+            sess.run(y, {x: xv}, options=kg.RunOptions(timeout_in_ms=300))
+        address = live_pool.address(0)
+        key, run_id = sess._remote.key, sess._remote._run_id
+        started = live_pool.client.run(
+            lambda dask_worker: worker._SESSIONS[(dask_worker.address, key)].newest_run,
+            workers=[address])[address]
+        assert started == run_id, f"the stage had not started by the deadline ({took=:.2f} s)"
+        np.testing.assert_array_equal(sess.run(count), 1.0)  # the bump was undone
+
+
+def test_wait_for_workers_after_a_kill_returns_once_the_dead_worker_is_gone(live_pool,
+                                                                           tmp_path):
+    """The documented recovery: kill, wait_for_workers, kg.load. The scheduler lists a
+    killed worker for a moment; wait_for_workers returned then, and kg.load raised
+    LookupError (no worker:1) once the scheduler dropped it."""
+    g = kg.Graph()
+    with g.as_default():
+        with kg.device("worker:1"):
+            v = kg.Variable(np.array([1.0, 2.0], np.float32), name="v")
+            bump = v.assign_add(np.ones(2, np.float32))
+        init = kg.global_variables_initializer()
+    with kg.Session(graph=g, target=live_pool) as sess:
+        sess.run(init)
+        sess.run(bump)
+        path = tmp_path / "v.npz"
+        kg.save(path, sess)
+        dead = live_pool.address(1)
+        live_pool.kill(1)
+        live_pool.wait_for_workers(2, timeout=60)
+        assert dead not in live_pool.worker_info()
+        assert live_pool.address(1) != dead
+        kg.load(path, into=sess)
+        np.testing.assert_array_equal(sess.run(v), [2.0, 3.0])
+        np.testing.assert_array_equal(sess.run(bump), [3.0, 4.0])
+
+
 def test_a_worker_killed_mid_run_raises_in_seconds_and_the_session_recovers(live_pool,
                                                                             tmp_path):
     g, x, count, scale, bump, y, init = _heavy_graph()

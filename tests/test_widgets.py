@@ -706,3 +706,59 @@ def test_step_widget_shows_an_error_at_its_node():
         s = w.graph["stepper"]
         assert s["error_node"] == next(n["id"] for n in w.graph["nodes"] if n["name"] == "matmul")
         assert "m = kg.matmul" in s["error"] and "matmul" in w.message
+
+
+# -- the registry of view kinds ------------------------------------------------------------------
+def test_view_kinds_are_registered_and_chosen_by_object_and_by_document():
+    from kernelgraph.static.explanation import Explanation
+    from kernelgraph.static.stepper import Stepper
+    from kernelgraph.widgets import compiler, display, stepper, views
+
+    assert views.VIEWS["compiler"].draws is Explanation
+    assert views.VIEWS["stepper"].draws is Stepper
+    g, x, y, z = compiler_graph()
+    with kg.Session(g) as sess:
+        e = sess.explain([y, z], {x: None})
+        assert views.for_object(e) is views.VIEWS["compiler"]
+        assert views.for_object(x) is None  # graphs, nodes, tensors: the document's own
+        doc = document_of(e)
+        assert views.for_document(doc) is views.VIEWS["compiler"]
+        bundle = display.bundle_of(doc)
+        assert bundle["image/svg+xml"] == compiler.compiler_svg(doc)
+        assert bundle["text/plain"] == compiler.compiler_text(doc)
+    g, a, b, c, d, e = stepped()
+    with kg.Session(g) as sess:
+        doc = document_of(Stepper(sess, e, {a: 1.0, b: 2.0}))
+        assert views.for_document(doc) is views.VIEWS["stepper"]
+        assert display.bundle_of(doc)["text/plain"] == (
+            display.text_summary(doc) + "\n" + stepper.stepper_line(doc))
+    assert views.for_document(document_of(g)) is None
+
+
+def test_the_widgets_modules_import_each_other_without_a_ring():
+    """The view modules build on the document and register their kind; the document and
+    the display ask the registry instead of importing the views (they did, late, in a
+    ring: display -> compiler -> display)."""
+    from tests.test_structure import IMPORTS
+
+    edges: dict[str, set] = {}
+    for module, _, _, target, _ in IMPORTS:
+        if module.startswith("kernelgraph.widgets.") and target.startswith("kernelgraph.widgets."):
+            edges.setdefault(module, set()).add(target)
+    done, active = set(), []
+
+    def visit(m):
+        assert m not in active, "an import ring: " + " -> ".join(
+            [*active[active.index(m):], m] if m in active else [])
+        if m in done:
+            return
+        active.append(m)
+        for t in sorted(edges.get(m, ())):
+            visit(t)
+        active.pop()
+        done.add(m)
+
+    for m in sorted(edges):
+        visit(m)
+    assert "kernelgraph.widgets.display" in edges["kernelgraph.widgets.compiler"]
+    assert "kernelgraph.widgets.views" in edges["kernelgraph.widgets.document"]

@@ -58,6 +58,7 @@ class Cluster:
         self.cluster = cluster
         self._owns_client = owns_client
         self._closed = False
+        self._dead: set = set()  # addresses of workers known dead, maybe still listed
 
     # -- the workers -----------------------------------------------------------------------
     def worker_info(self) -> dict:
@@ -86,16 +87,29 @@ class Cluster:
 
     def wait_for_workers(self, n_workers: int, timeout: float = 30.0) -> list[str]:
         """Wait until ``worker:0`` .. ``worker:n-1`` are all up (after one died, until its
-        nanny has replaced it); their addresses. Raises TimeoutError after ``timeout`` s."""
+        nanny has replaced it); their addresses. Raises TimeoutError after ``timeout`` s.
+
+        A worker known to be dead (:meth:`kill`, or a run that lost it) must first be gone
+        from the scheduler's list: the scheduler lists a killed worker for a moment after
+        its process died, and a session restored then (``kg.load(path, into=sess)``) would
+        find its number held by no one once the scheduler drops it."""
         deadline = time.monotonic() + timeout
         while True:
-            ordered = self.workers
-            if len(ordered) >= n_workers and None not in ordered[:n_workers]:
+            info = self.worker_info()
+            self._dead &= set(info)  # dropped by the scheduler: nothing left to wait for
+            ordered = order_workers(info)
+            if not self._dead and len(ordered) >= n_workers \
+                    and None not in ordered[:n_workers]:
                 return ordered[:n_workers]
             if time.monotonic() > deadline:
+                dead = f" ({len(self._dead)} dead still listed)" if self._dead else ""
                 raise TimeoutError(f"waited {timeout:g} s for {n_workers} workers; the pool "
-                                   f"has {sum(a is not None for a in ordered)}")
+                                   f"has {sum(a is not None for a in ordered)}{dead}")
             time.sleep(0.05)
+
+    def mark_dead(self, addresses) -> None:
+        """Note workers known to be dead, for :meth:`wait_for_workers`."""
+        self._dead.update(a for a in addresses if a is not None)
 
     def pids(self) -> dict[str, int]:
         """{address: process id} of every worker."""
@@ -108,6 +122,7 @@ class Cluster:
         address = self.address(index)
         pid = self.client.run(os.getpid, workers=[address])[address]
         os.kill(pid, signal.SIGKILL)
+        self.mark_dead([address])
         return pid
 
     # -- what a learner looks at -----------------------------------------------------------

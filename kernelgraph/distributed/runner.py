@@ -26,6 +26,12 @@ is rolled back on the others (their variables are as before the run) and
 run never waits forever on a dead worker. Once a worker has taken its place
 (``pool.wait_for_workers(n)``), ``kg.load(checkpoint, into=sess)`` puts its variables back
 and the session runs on. ``kg.save(path, sess)`` gathers every variable from its worker.
+
+**Deadlines.** A run given ``RunOptions(timeout_in_ms=...)`` that takes longer raises
+:class:`DeadlineExceededError` and is rolled back on every worker it used, one worker or
+several: its stages still waiting are refused, and the variables its finished stages wrote
+are put back. (TF1 leaves the writes of a cancelled step in place; here a run that raises
+changes no variable, deadline or dead worker alike.)
 """
 
 from __future__ import annotations
@@ -156,7 +162,10 @@ class Runner:
         self._run_id += 1
         run_id = self._run_id
         options = self._options()
-        transactional = len(part.workers) > 1
+        # Undo copies are kept where a run can be rolled back: across workers (one may die
+        # mid-run) and under a deadline (a stage may have run before the deadline cancels the
+        # run), so a run that raises has changed no variable.
+        transactional = len(part.workers) > 1 or bool(timeout_ms)
         futures, used = [], {}
         for s in part.stages:
             address = self.address_of(s.worker, addresses)
@@ -299,6 +308,7 @@ class Runner:
         self._rollback(alive, run_id)
         for a in dead:
             self._sent.pop(a, None)
+        self.cluster.mark_dead(dead)  # wait_for_workers waits until they are gone
         self._addresses = None
         lines = []
         for address in dead:

@@ -14,11 +14,12 @@ built (by name, so every stage that reads a variable reads the same node), the v
 store keyed by them (what a local Session keeps in ``_store``), and the compiled stages.
 Variables therefore live on their worker across runs, as on a TF1 parameter server.
 
-**Undo.** A run that spans several workers is made all-or-nothing: before a stage writes
-variables, the worker keeps a copy of their values for that run. If another worker dies
-during the run, the client calls :func:`rollback` on the survivors, which puts the copies
-back (and refuses the run's stages that have not started), so their variables are as
-before the run. Only the latest run's copies are kept.
+**Undo.** A run that spans several workers, or has a deadline, is made all-or-nothing:
+before a stage writes variables, the worker keeps a copy of their values for that run. If
+another worker dies during the run, or the deadline passes, the client calls
+:func:`rollback` on the workers left, which puts the copies back (and refuses the run's
+stages that have not started), so their variables are as before the run. Only the latest
+run's copies are kept.
 
 Everything here runs on the worker; the functions take plain, picklable arguments.
 """

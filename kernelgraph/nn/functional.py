@@ -42,6 +42,14 @@ def _t(x):
     return x if isinstance(x, Tensor | Node) else tensor(np.asarray(x))
 
 
+def _host(t: Tensor) -> np.ndarray:
+    """An eager tensor's values on the host, to look at (class ids, a range check): the
+    tensor's own memory on the CPU, one explicit copy from a GPU (``numpy()`` refuses a GPU
+    tensor, as PyTorch's does). PyTorch checks the same things on its device and syncs to
+    raise; here they are checked before any kernel runs, with the CPU's messages."""
+    return t.detach().cpu().numpy()
+
+
 def _as(ref, y):
     """``y`` ready to meet ``ref`` in one op: where ``ref`` is a graph node, an eager tensor
     that needs no gradient (class targets, a class weight) becomes a constant of its graph,
@@ -52,7 +60,7 @@ def _as(ref, y):
     if isinstance(ref, Node) and not isinstance(ref, Tensor) and isinstance(y, Tensor) \
             and not y.requires_grad:
         with ref.graph.as_default():
-            return constant(y.numpy())
+            return constant(_host(y))
     return y
 
 
@@ -291,7 +299,7 @@ def one_hot(tensor_, num_classes: int = -1):
         if not isinstance(ids, Tensor):
             raise ValueError("one_hot of a graph node needs num_classes (its ids are not known "
                              "while the graph is built)")
-        num_classes = int(ids.numpy().max()) + 1 if ids.numel() else 0
+        num_classes = int(_host(ids).max()) + 1 if ids.numel() else 0
     return O.one_hot(ids, depth=int(num_classes), dtype=D.int64)
 
 
@@ -445,7 +453,7 @@ def binary_cross_entropy(input, target, weight=None, size_average=None,  # noqa:
                          f"size ({_shape(x)}) is deprecated. Please ensure they have the same "
                          "size.")
     if _is_eager(x) and isinstance(x, Tensor) and x.numel():
-        values = x.detach().numpy()
+        values = _host(x)
         if ((values < 0) | (values > 1)).any():
             raise RuntimeError("all elements of input should be between 0 and 1")
     loss = -(t * O.maximum(O.log(x), -100.0) + (1.0 - t) * O.maximum(O.log(1.0 - x), -100.0))
@@ -498,7 +506,7 @@ def _nll(what: str, logp, t, weight, ignore_index: int, reduction: str, label_sm
     if n_classes is None:
         raise ValueError(f"{what}: the number of classes (input dim 1) must be known")
     if isinstance(t, Tensor) and t.numel():
-        ids = t.numpy()
+        ids = _host(t)
         bad = ids[((ids < 0) | (ids >= n_classes)) & (ids != ignore_index)]
         if bad.size:
             raise IndexError(f"Target {int(bad[0])} is out of bounds.")
@@ -567,7 +575,7 @@ def cross_entropy(input, target, weight=None, size_average=None,  # noqa: A002
         raise RuntimeError(f"expected scalar type Long but found {D.as_dtype(t.dtype).name}")
     x, t, single = _class_inputs("cross_entropy", x, t)
     # the fused op where no target is ignored (eager: looked at; static: none can be a class)
-    ignored = bool((t.numpy() == ignore_index).any()) if isinstance(t, Tensor) and t.numel() \
+    ignored = bool((_host(t) == ignore_index).any()) if isinstance(t, Tensor) and t.numel() \
         else not isinstance(t, Tensor) and ignore_index >= 0
     if weight is None and not label_smoothing and not ignored:
         loss = _reduce(O.softmax_cross_entropy(x, t), reduction, "cross_entropy")

@@ -11,6 +11,8 @@
 - :func:`stepper_document` (``kg.show(sess.step(...))``), :class:`StepWidget`: a static run
   executed node by node.
 - :func:`document_of` / :func:`render_svg`: the JSON document (``SCHEMA.md``) and its SVG.
+- :mod:`.views`: the registry of view kinds: the compiler and stepper views register there,
+  and ``document_of`` and the MIME bundle find them there.
 
 Only :mod:`.widget` and :mod:`.timing` import ipywidgets / plotly, and only when
 ``GraphWidget``, ``TimingWidget`` or ``compare`` are first used.
@@ -25,6 +27,9 @@ from __future__ import annotations
 
 import importlib
 
+# The view modules, imported once here: each registers its view kind (.views) as it loads,
+# so document_of and bundle_of find it whichever widgets module is used first.
+from . import compiler, stepper  # noqa: F401 - registered view kinds
 from .compiler import compiler_document
 from .display import GraphDisplay, mimebundle, show
 from .document import (

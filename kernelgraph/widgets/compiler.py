@@ -29,6 +29,8 @@ from __future__ import annotations
 from ..graph import shape_str
 from ..static import explanation as _explanation
 from ..static import passes as _passes
+from . import views
+from .display import bundle_of
 from .document import SCHEMA_VERSION, full_entry, node_id
 from .summary import format_number
 from .svg import esc, render_svg
@@ -421,10 +423,12 @@ def _svg_size(svg: str) -> tuple[float, float]:
 
 def explanation_bundle(e) -> dict:
     """The MIME bundle of an Explanation (``kg.show(sess.explain(...))``)."""
-    from .display import bundle_of  # late: display imports this module for its views
-
     return bundle_of(compiler_document(e))
 
 
-# The compiler sits floors below the widgets: it draws an Explanation through this hook.
+# kg.show / document_of find this view through the registry of view kinds; the compiler,
+# floors below the widgets, draws an Explanation through its display hook.
+views.register(views.ViewKind(
+    "compiler", _explanation.Explanation, compiler_document,
+    svg=lambda doc, collapse_above: compiler_svg(doc), text=compiler_text))
 _explanation.DISPLAY["explanation"] = explanation_bundle

@@ -27,9 +27,8 @@ import sys
 from collections.abc import Mapping
 
 from ..eager import Tensor
-from .compiler import compiler_svg, compiler_text
+from . import views
 from .document import MIME_TYPE, document_of
-from .stepper import stepper_line
 from .svg import render_svg
 
 TEXT_LINES = 12
@@ -68,16 +67,13 @@ def caller_names(depth: int = 2) -> dict:
 
 
 def bundle_of(doc: dict, collapse_above: int = 200) -> dict:
-    """The MIME bundle for a document (see module docstring); a compiler view
-    (``kg.show(sess.explain(...))``) gets its own SVG and text fallbacks."""
-    if doc.get("compiler"):
-        return {MIME_TYPE: doc, "image/svg+xml": compiler_svg(doc),
-                "text/plain": compiler_text(doc)}
-    text = text_summary(doc)
-    if doc.get("stepper"):
-        text += "\n" + stepper_line(doc)
-    return {MIME_TYPE: doc, "image/svg+xml": render_svg(doc, collapse_above),
-            "text/plain": text}
+    """The MIME bundle for a document (see module docstring); a view kind's document
+    (:mod:`.views`: the compiler's, the stepper's) gets that view's SVG and text fallbacks
+    where it has its own."""
+    view = views.for_document(doc)
+    svg = view.svg if view is not None and view.svg is not None else render_svg
+    text = view.text if view is not None and view.text is not None else text_summary
+    return {MIME_TYPE: doc, "image/svg+xml": svg(doc, collapse_above), "text/plain": text(doc)}
 
 
 def mimebundle(x, title: str | None = None, names: Mapping | None = None, **kwargs) -> dict:

@@ -43,9 +43,8 @@ from .. import nest, trace
 from ..eager import EagerNode, Tensor
 from ..errors import shown
 from ..graph import Graph, Node, ancestors, get_default_graph, shape_str
-from ..static.explanation import Explanation
 from ..static.session import Session
-from ..static.stepper import Stepper
+from . import views
 from .gradmap import gradient_scope, replay, static_gradient_map
 from .summary import format_location, norm, summarize
 
@@ -454,14 +453,9 @@ def document_of(obj, title: str | None = None, names: Mapping | None = None,
     """
     if is_document(obj):
         return obj
-    if isinstance(obj, Explanation):
-        from .compiler import compiler_document  # late: compiler builds on this module
-
-        return compiler_document(obj, title=title)
-    if isinstance(obj, Stepper):
-        from .stepper import stepper_document  # late: stepper builds on this module
-
-        return stepper_document(obj, title=title)
+    view = views.for_object(obj)  # an Explanation, a Stepper: drawn by their view modules
+    if view is not None:
+        return view.document(obj, title=title)
     if isinstance(obj, Graph):
         return graph_document(obj, title=title, **kwargs)
     if isinstance(obj, Tensor | EagerNode):

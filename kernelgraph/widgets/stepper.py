@@ -26,6 +26,8 @@ from __future__ import annotations
 
 from ..graph import shape_str
 from ..static import stepper as _stepper
+from . import views
+from .display import bundle_of, text_summary
 from .document import DocumentBuilder, node_id, static_entry
 from .summary import summarize
 
@@ -89,10 +91,13 @@ def stepper_line(doc: dict) -> str:
 
 def stepper_bundle(stepper) -> dict:
     """The MIME bundle of a stepper's run so far (``kg.show(stepper)``)."""
-    from .display import bundle_of  # late: display imports this module for its views
-
     return bundle_of(stepper_document(stepper))
 
 
-# The stepper sits floors below the widgets: it draws itself through this hook.
+# kg.show / document_of find this view through the registry of view kinds (the graph's own
+# SVG, the summary plus where the run stands); the stepper, floors below the widgets, draws
+# itself through its display hook.
+views.register(views.ViewKind(
+    "stepper", _stepper.Stepper, stepper_document,
+    text=lambda doc: text_summary(doc) + "\n" + stepper_line(doc)))
 _stepper.DISPLAY["stepper"] = stepper_bundle

@@ -106,6 +106,25 @@ def _addindent(text: str, spaces: int) -> str:
     return "\n".join([first, *[" " * spaces + line for line in rest]])
 
 
+def zero_grads(params, set_to_none: bool = True) -> None:
+    """Forget the gradients of ``params`` (``.grad = None``), or with ``set_to_none=False``
+    zero them in place, as PyTorch does: a tensor taken earlier as ``g = p.grad`` sees the
+    zeros, on any device."""
+    for p in params:
+        g = p.grad if isinstance(p, Tensor) else None
+        if g is None:
+            continue
+        if set_to_none:
+            p.grad = None
+            continue
+        if g.grad_fn is not None:
+            g.detach_()
+        else:
+            g.requires_grad_(False)
+        with no_grad():
+            g.zero_()
+
+
 class Module(DeviceMethods):
     """Base class of layers: parameters, sub-modules, and a ``forward`` for both modes.
 
@@ -352,13 +371,7 @@ class Module(DeviceMethods):
 
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Forget the gradients ``backward()`` accumulated in every parameter."""
-        for p in self.parameters():
-            if p.grad is not None:
-                if set_to_none:
-                    p.grad = None
-                else:
-                    with no_grad():
-                        p.grad = tensor(np.zeros_like(p.grad.numpy()))
+        zero_grads(self.parameters(), set_to_none)
 
     def train(self, mode: bool = True) -> Module:
         """Training mode (the default): layers such as dropout are active."""

@@ -22,7 +22,7 @@ from ..eager import Tensor, enable_grad, no_grad, tensor
 from ..errors import shown
 from ..graph import Node
 from ..nn.init import copy_into
-from ..nn.module import variable_of
+from ..nn.module import variable_of, zero_grads
 from ..static.control_flow import root_graph
 from ..static.gradients import gradients
 from ..static.variables import Variable, group
@@ -270,10 +270,7 @@ class Optimizer(GraphUpdates):
         >>> opt = kg.optim.SGD([w], lr=1.0); opt.zero_grad(); print(w.grad)
         None
         """
-        for p in self._params:
-            if isinstance(p, Tensor) and p.grad is not None:
-                p.grad = None if set_to_none else tensor(np.zeros(p.shape, p.dtype),
-                                                         device=p.device)
+        zero_grads(self._params, set_to_none)
 
     def step(self, closure=None):
         """One update of every parameter that has a ``.grad`` (in place, not recorded by

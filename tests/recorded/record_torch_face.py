@@ -160,6 +160,19 @@ def grad_of_view_input_not_shared(torch):
     return a.grad, b.grad
 
 
+@case
+def zero_grad_in_place(torch):
+    m = torch.nn.Linear(2, 1)
+    m(torch.ones(1, 2)).sum().backward()
+    g = m.weight.grad
+    m.zero_grad(set_to_none=False)
+    opt = torch.optim.SGD(m.parameters(), lr=0.1)
+    m(torch.ones(1, 2)).sum().backward()
+    g2 = m.weight.grad
+    opt.zero_grad(set_to_none=False)
+    return g is m.weight.grad, g2 is m.weight.grad, g, m.weight.grad.requires_grad
+
+
 # -- a checkpoint loaded between forward and backward ---------------------------------------------
 @case
 def load_between_forward_and_backward(torch):

@@ -6,6 +6,7 @@ Compared with real PyTorch's recorded outputs (tests/recorded/record_torch_face.
 
 import importlib.util
 import math
+import sys
 import threading
 from pathlib import Path
 
@@ -43,19 +44,26 @@ def test_as_pytorch(recorded, name):
 
 
 def test_backward_from_two_threads_into_one_leaf_loses_nothing():
-    w = kg.tensor(np.zeros(64), requires_grad=True)
-    steps = 300
+    # Threads switched often, so that two sums into .grad overlap (without the lock about a
+    # third of them were lost).
+    old = sys.getswitchinterval()
+    sys.setswitchinterval(1e-5)
+    w = kg.tensor(np.zeros(1000), requires_grad=True)
+    steps = 900
 
     def work():
         for _ in range(steps):
             (w * 1.0).sum().backward()
 
     threads = [threading.Thread(target=work) for _ in range(2)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    np.testing.assert_array_equal(w.grad.numpy(), np.full(64, 2.0 * steps))
+    try:
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        sys.setswitchinterval(old)
+    np.testing.assert_array_equal(w.grad.numpy(), np.full(1000, 2.0 * steps))
 
 
 def test_checkpoint_loaded_into_a_module_between_forward_and_backward(tmp_path):

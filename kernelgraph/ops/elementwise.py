@@ -330,15 +330,15 @@ pow = binary("pow", cpu.pow, _POW_RULE, _pow_grad,  # noqa: A001
              "eager mode; a graph node refuses it, as TF1 has no bool pow); integer powers "
              "wrap on overflow and refuse negative exponents.",
              ("fusable", "transcendental", "method"), np.power,
-             forward=_pow_forward, cuda=_pow_cuda)
+             forward=_pow_forward, cuda=_pow_cuda, saves=("out", 0, 1))
 maximum = binary("maximum", cpu.maximum, _logical, _maximum_grad,
                  "Elementwise max of x, y; NaN if either is NaN. As in PyTorch, a tie splits "
                  "the gradient evenly, and at a NaN both inputs get all of it.",
-                 ("fusable", "logical", "method"), np.maximum)
+                 ("fusable", "logical", "method"), np.maximum, saves=(0, 1))
 minimum = binary("minimum", cpu.minimum, _logical, _minimum_grad,
                  "Elementwise min of x, y; NaN if either is NaN. As in PyTorch, a tie splits "
                  "the gradient evenly, and at a NaN both inputs get all of it.",
-                 ("fusable", "logical", "method"), np.minimum)
+                 ("fusable", "logical", "method"), np.minimum, saves=(0, 1))
 
 neg = unary("neg", cpu.neg, _NEG_RULE, lambda g, out, needs, attrs, x: (neg(g),),
             "-x (a bool is refused, as in PyTorch).", ("fusable", "method"), np.negative,
@@ -363,38 +363,39 @@ softplus = unary(
     "log(1 + e**x), a smooth relu: PyTorch's softplus (beta 1, threshold 20: x itself past "
     "20) in both modes; TF1's tf.nn.softplus switches to x at about 34 in float64, so there "
     "results differ by under 2.1e-9 between 20 and 34. Floats only, as in both.",
-    ("fusable", "transcendental"), lambda x: np.logaddexp(0.0, x))
+    ("fusable", "transcendental"), lambda x: np.logaddexp(0.0, x), saves=(0,))
 relu = unary("relu", cpu.relu, _RELU_RULE,
              lambda g, out, needs, attrs, x: (relu_grad(x, g),),
              "max(x, 0); NaN stays NaN and -0.0 stays -0.0, as in PyTorch.",
              ("fusable", "method"), R.relu, saves=(0, "out"))
 abs = unary("abs", cpu.abs, _ABS_RULE,  # noqa: A001
             lambda g, out, needs, attrs, x: (mul(g, sign(x)),), "|x|.",
-            ("fusable", "method"), np.abs)
+            ("fusable", "method"), np.abs, saves=(0,))
 # Not fusable: its body subtracts two bools, which a fused body would not store as a bool.
 sign = unary("sign", cpu.sign, _logical,
              lambda g, out, needs, attrs, x: (zeros_like(g),),
              "-1, 0 or 1 by the sign of x (a zero gradient, as PyTorch's); a bool stays "
              "bool.",
-             ("logical", "method"), np.sign)
+             ("logical", "method"), np.sign, saves=())
 
 # Fused gradient ops (TensorFlow has the same: TanhGrad, SigmoidGrad, ReluGrad): one kernel
 # instead of three for the backward pass, and differentiable again for second derivatives.
 tanh_grad = binary(
     "tanh_grad", cpu.tanh_grad, _floating,
     lambda gg, out, needs, attrs, y, g: (mul(mul(gg, g), mul(y, -2.0)), tanh_grad(y, gg)),
-    "g * (1 - y**2): the gradient of tanh given its output y.", ("fusable",), RG.tanh_grad)
+    "g * (1 - y**2): the gradient of tanh given its output y.", ("fusable",), RG.tanh_grad,
+    saves=(0, 1))
 sigmoid_grad = binary(
     "sigmoid_grad", cpu.sigmoid_grad, _floating,
     lambda gg, out, needs, attrs, y, g: (mul(mul(gg, g), sub(1.0, mul(y, 2.0))),
                                          sigmoid_grad(y, gg)),
     "g * y * (1 - y): the gradient of sigmoid given its output y.", ("fusable",),
-    RG.sigmoid_grad)
+    RG.sigmoid_grad, saves=(0, 1))
 relu_grad = binary(
     "relu_grad", cpu.relu_grad, _arith,
     lambda gg, out, needs, attrs, x, g: (None, relu_grad(x, gg)),
     "0 where x <= 0, else g (so g at NaN, as in PyTorch): the gradient of relu.",
-    ("fusable",), RG.relu_grad)
+    ("fusable",), RG.relu_grad, saves=(0,))
 
 equal = binary("equal", cpu.equal, _any, None, "x == y elementwise (bool).", ("fusable",),
                np.equal, out=D.bool_)

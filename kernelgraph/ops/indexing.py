@@ -123,7 +123,7 @@ getitem_grad = define(
     lambda gg, out, needs, attrs, g, x: (getitem(gg, index=attrs["index"]), None),
     reference=RG.getitem_grad,
     cuda=lambda k: lambda g, x, index: k.indexing.zeros_with(g, x.shape, _decode(index)),
-    doc="Zeros of x's shape with g scattered into ``x[index]``: the gradient of getitem.")
+    doc="Zeros of x's shape with g scattered into ``x[index]``: the gradient of getitem.", saves=())
 
 
 # -- setitem: x[index] = value -----------------------------------------------------------------
@@ -255,7 +255,8 @@ def _gather_cuda(k):
 
 gather = define("gather", _gather_forward, _gather_infer, _gather_grad, reference=R.gather,
                 cuda=_gather_cuda, attr_names=("axis",), inputs=2,
-                doc="Slices of ``params`` at integer ``indices`` along ``axis`` (tf.gather).")
+                doc="Slices of ``params`` at integer ``indices`` along ``axis`` (tf.gather).",
+                saves=(0, 1))
 
 
 def _gather_grad_forward(g, indices, like, axis=0):
@@ -267,7 +268,8 @@ gather_grad = define(
     lambda gg, out, needs, attrs, g, indices, like: (
         gather(gg, indices, axis=attrs.get("axis", 0)), None, None),
     reference=RG.gather_grad, cuda=lambda k: k.indexing.gather_grad,
-    doc="Zeros of like's shape with g's slices added at ``indices`` (repeats accumulate).")
+    doc="Zeros of like's shape with g's slices added at ``indices`` (repeats accumulate).",
+    saves=(1,))
 
 
 def embedding(weights, ids):
@@ -326,7 +328,7 @@ def _pad_cuda(k):
 
 pad = define("pad", _pad_forward, _pad_infer, _pad_grad, reference=R.pad, cuda=_pad_cuda,
              attr_names=("paddings", "value"),
-             doc="Pad each dim with ``(before, after)`` entries of ``value`` (tf.pad).")
+             doc="Pad each dim with ``(before, after)`` entries of ``value`` (tf.pad).", saves=())
 
 
 # -- one_hot, clip, argmax -------------------------------------------------------------------
@@ -402,7 +404,7 @@ def _clip_cuda(k):
 clip = define("clip", _clip_forward, _clip_infer, _clip_grad, reference=R.clip, cuda=_clip_cuda,
               attr_names=("min", "max"),
               doc="x limited to [min, max] (torch.clamp: NaN stays NaN, a NaN bound gives NaN); "
-                  "the gradient passes where min <= x <= max.")
+                  "the gradient passes where min <= x <= max.", saves=(0,))
 
 
 def _argmax_infer(shapes_, dtypes, attrs):

@@ -138,7 +138,7 @@ max = define("max", _max_forward, _max_infer, _max_grad,  # noqa: A001
              doc="Maximum over ``axis`` (``torch.amax``): NaN where a NaN is reduced; the "
                  "gradient is split evenly between ties, and is NaN over a reduced NaN. An "
                  "empty dimension may be kept (a (0, 3) tensor's max over axis 1 is empty) "
-                 "but not reduced, as in PyTorch.")
+                 "but not reduced, as in PyTorch.", saves=("out", 0))
 
 
 # -- the broadcasts that undo reductions -----------------------------------------------------
@@ -166,7 +166,7 @@ broadcast_reduced = define(
     lambda s, d, attrs: (s[1], d[0]), _broadcast_reduced_grad, shape_inputs=(1,),
     reference=RG.broadcast_reduced, cuda=lambda k: k.reduce.broadcast_reduced,
     doc="Spread a reduced gradient ``g`` back over ``like``'s shape (divided by the count if "
-        "``mean``): the gradient of sum/mean/max.")
+        "``mean``): the gradient of sum/mean/max.", saves=())
 
 
 def _sum_to_like_forward(g, like):
@@ -190,13 +190,13 @@ sum_to_like = define(
     lambda gg, out, needs, attrs, g, like: (broadcast_like(gg, g), None), shape_inputs=(1,),
     reference=RG.sum_to_like, cuda=lambda k: k.reduce.sum_to_like,
     doc="Sum ``g`` over the axes broadcasting added to reach ``like``'s shape: how a "
-        "gradient gets back to the shape of an input that was broadcast.")
+        "gradient gets back to the shape of an input that was broadcast.", saves=(0,))
 broadcast_like = define(
     "broadcast_like", lambda x, like: np.broadcast_to(x, np.shape(like)),
     lambda s, d, attrs: (s[1], d[0]),
     lambda gg, out, needs, attrs, x, like: (sum_to_like(gg, x), None), traits=("view",),
     shape_inputs=(1,), reference=RG.broadcast_like, cuda=lambda k: k.reduce.broadcast_like,
-    doc="Broadcast x to like's shape.")
+    doc="Broadcast x to like's shape.", saves=(0,))
 
 
 # -- issue 21: min, prod, all, any, argmin, and the value at an index ------------------------
@@ -227,7 +227,7 @@ min = define("min", _min_forward, _min_infer, _max_grad,  # noqa: A001
              traits=("fresh",), reference=R.reduce_min, cuda=_min_cuda,
              attr_names=("axis", "keepdims"),
              doc="Minimum over ``axis`` (``torch.amin``): NaN where a NaN is reduced; the "
-                 "gradient is split evenly between ties, as ``max``'s.")
+                 "gradient is split evenly between ties, as ``max``'s.", saves=("out", 0))
 
 
 def _prod_infer(shapes_, dtypes, attrs):
@@ -253,7 +253,7 @@ prod = define("prod", lambda x, axis=None, keepdims=False: KR.reduce_prod(x, axi
               cuda=lambda k: k.reduce.reduce_prod, attr_names=("axis", "keepdims"),
               doc="Product over ``axis``; bools and integers give int64 (wrapping), as in "
                   "PyTorch; 1 over an empty axis. The gradient is the product of the other "
-                  "elements, zeros included, as PyTorch's.")
+                  "elements, zeros included, as PyTorch's.", saves=("out", 0))
 
 
 def _logical_infer(what):
@@ -367,10 +367,12 @@ _TAKE_DOC = ("The values of torch.{0}(x, dim): x at ``indices`` (its arg{0} alon
              "element alone, as PyTorch's.")
 max_dim = define("max_dim", _take_forward("max_dim"), _take_infer("max_dim"), _take_grad,
                  traits=("fresh",), reference=R.take_along_axis, cuda=_take_cuda("max_dim"),
-                 attr_names=("axis", "keepdims"), inputs=2, doc=_TAKE_DOC.format("max"))
+                 attr_names=("axis", "keepdims"), inputs=2, doc=_TAKE_DOC.format("max"),
+                 saves=(0, 1))
 min_dim = define("min_dim", _take_forward("min_dim"), _take_infer("min_dim"), _take_grad,
                  traits=("fresh",), reference=R.take_along_axis, cuda=_take_cuda("min_dim"),
-                 attr_names=("axis", "keepdims"), inputs=2, doc=_TAKE_DOC.format("min"))
+                 attr_names=("axis", "keepdims"), inputs=2, doc=_TAKE_DOC.format("min"),
+                 saves=(0, 1))
 
 
 def _put_forward(g, indices, like, axis, keepdims=False):
@@ -392,7 +394,7 @@ put_along_axis = define(
     traits=("fresh",), shape_inputs=(2,), reference=RG.put_along_axis, cuda=_put_cuda,
     attr_names=("axis", "keepdims"), inputs=3,
     doc="Zeros of ``like``'s shape with ``g`` at ``indices`` along ``axis``: the gradient of "
-        "max_dim and min_dim.")
+        "max_dim and min_dim.", saves=(1,))
 
 
 # -- cumsum ----------------------------------------------------------------------------------
@@ -427,4 +429,4 @@ cumsum = define("cumsum", _cumsum(KR.cumsum), _cumsum_infer, _cumsum_grad,
                 traits=("fresh",), reference=R.cumsum, cuda=lambda k: _cumsum(k.reduce.cumsum),
                 attr_names=("axis",),
                 doc="Running sums along ``axis``; bools and integers give int64, as in "
-                    "PyTorch.")
+                    "PyTorch.", saves=())

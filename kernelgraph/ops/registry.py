@@ -20,6 +20,9 @@ op names:
 - ``saves``: what the gradient rule reads of the forward's values (see :data:`SAVES`), so
   that eager mode knows which in-place changes invalidate a recorded node (PyTorch's
   "modified by an inplace operation" error) and which do not (``add``'s rule reads nothing).
+  Every registered card with a gradient rule declares it (``define`` refuses one that does
+  not); ``tests/test_op_cards.py`` checks each declaration against what the rule's code
+  loads, so nothing at run time depends on reading a rule's bytecode.
 
 Calling an op dispatches on the types of its arguments to a *front-end*: eager tensors run at
 once (:mod:`kernelgraph.eager`), graph nodes add a node (:mod:`kernelgraph.static.build`),
@@ -33,7 +36,6 @@ naming both shapes, not NumPy's words).
 
 from __future__ import annotations
 
-import dis
 import sys
 from collections.abc import Callable, Mapping
 
@@ -74,12 +76,14 @@ TRAITS: dict[str, str] = {
 }
 
 
-#: What ``Op.saves`` holds: None where the card does not say (the rule may read every input
-#: and the output), or a tuple of the values the gradient rule reads (PyTorch's "saved
+#: What ``Op.saves`` holds: a tuple of the values the gradient rule reads (PyTorch's "saved
 #: variables"): ``i`` (input ``i``, always), ``"out"`` (the output), or ``(what, j)``
 #: (``what`` is read only when input ``j`` needs a gradient: ``mul`` reads y for x's
-#: gradient). ``()``: the rule reads no value, only shapes (add, sum, reshape ...).
-SAVES = "what the gradient rule reads: None (anything), or a tuple of i, 'out', (what, j)"
+#: gradient); ``()``: the rule reads no value, only shapes (add, sum, reshape ...);
+#: ``"all"``: it may read every input and the output (a rule over any number of inputs,
+#: ``concat``'s); None (an unregistered card that does not say, such as a user's
+#: ``autograd.Function``): as ``"all"``.
+SAVES = "what the gradient rule reads: a tuple of i, 'out', (what, j); or 'all'"
 
 
 class Op:
@@ -98,7 +102,7 @@ class Op:
                  loops=None, reference: Callable | None = None, cuda: Callable | None = None,
                  shape_inputs: tuple = (), view: bool = False, elementwise: bool = False,
                  doc: str = "", attr_names: tuple = (), inputs: int | None = None,
-                 module: str | None = None, saves: tuple | None = None):
+                 module: str | None = None, saves: tuple | str | None = None):
         traits = frozenset(traits) | {t for t, on in (("view", view),
                                                       ("elementwise", elementwise)) if on}
         if shape_inputs:
@@ -118,7 +122,7 @@ class Op:
         self.cuda = cuda  # kernelgraph.kernels.cuda -> the CUDA forward (see kernel())
         self.shape_inputs = tuple(shape_inputs)  # inputs read for their shape alone
         self.module = module  # the module that defined the op (its family)
-        self.saves = None if saves is None else tuple(saves)  # see SAVES
+        self.saves = saves if saves is None or saves == "all" else tuple(saves)  # see SAVES
         self.doc = doc
         # Attributes that may also be passed by position after the ``inputs`` tensors, as in
         # ``kg.sum(x, 1)`` or ``kg.reshape(x, (2, 3))``; ops without any take any arity.
@@ -130,21 +134,17 @@ class Op:
 
     def reads(self, inputs: int) -> tuple:
         """What the gradient rule reads, as :data:`SAVES` items, for a node of ``inputs``
-        inputs: ``saves`` where the card says, else what the rule's own code loads of its
-        arguments (``lambda g, out, needs, attrs, x: (mul(g, cos(x)),)`` reads ``x``, not
-        ``out``); everything where that cannot be told (a rule taking ``*inputs``).
+        inputs: the card's ``saves``, or every input and the output where it says ``"all"``
+        (or nothing).
 
         >>> import kernelgraph as kg
-        >>> kg.ops.exp.reads(1), kg.ops.add.reads(2)
-        (('out',), ())
+        >>> kg.ops.exp.reads(1), kg.ops.add.reads(2), kg.ops.OPS["concat"].reads(2)
+        (('out',), (), (0, 1, 'out'))
         """
-        if self.saves is not None:
-            return self.saves
-        key = (self.grad, inputs)
-        found = _READS.get(key)
-        if found is None:
-            found = _READS[key] = _rule_reads(self.grad, inputs)
-        return found
+        saves = self.saves
+        if saves is None or saves == "all":
+            return (*range(inputs), "out")
+        return saves
 
     @property
     def view(self) -> bool:
@@ -266,34 +266,17 @@ class Op:
 
 
 OPS: dict[str, Op] = {}
-_READS: dict = {}  # (gradient rule, number of inputs) -> what it reads (Op.reads)
-_LOADS = frozenset(("LOAD_FAST", "LOAD_FAST_CHECK", "LOAD_FAST_AND_CLEAR", "LOAD_DEREF",
-                    "LOAD_CLOSURE", "LOAD_FAST_LOAD_FAST", "DELETE_FAST", "STORE_FAST"))
-
-
-def _rule_reads(rule, inputs: int) -> tuple:
-    """The :data:`SAVES` items a gradient rule ``(g, out, needs, attrs, *inputs)`` reads,
-    told from the names its code loads (an argument it never names, it never reads)."""
-    everything = (*range(inputs), "out")
-    code = getattr(rule, "__code__", None)
-    if code is None or code.co_flags & 0x0C:  # not plain Python, or *args / **kwargs
-        return everything
-    names = code.co_varnames[:code.co_argcount]
-    if len(names) != 4 + inputs:
-        return everything
-    loaded = set(code.co_cellvars)  # (an argument a nested function uses: read)
-    for ins in dis.get_instructions(code):
-        if ins.opname in _LOADS:
-            arg = ins.argval
-            loaded.update(arg if isinstance(arg, tuple) else (arg,))
-    return tuple(["out"] * (names[1] in loaded) +
-                 [i for i in range(inputs) if names[4 + i] in loaded])
 
 
 def define(name: str, forward, infer, grad=None, **kw) -> Op:
-    """Create and register an op card (names are unique); its ``module`` is the caller's."""
+    """Create and register an op card (names are unique); its ``module`` is the caller's. A
+    card with a gradient rule must declare what the rule reads (``saves=``, see
+    :data:`SAVES`)."""
     if name in OPS:
         raise ValueError(f"op {name!r} is already defined")
+    if grad is not None and kw.get("saves") is None:
+        raise ValueError(f"op {name!r} has a gradient rule but declares no saves= (what the "
+                         "rule reads of the forward's values: a tuple, or 'all')")
     kw.setdefault("module", sys._getframe(1).f_globals.get("__name__"))
     op = Op(name, forward, infer, grad, **kw)
     OPS[name] = op

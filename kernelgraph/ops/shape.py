@@ -190,7 +190,7 @@ reshape_like = define("reshape_like", lambda x, like: np.reshape(x, np.shape(lik
                       lambda gg, out, needs, attrs, x, like: (reshape_like(gg, x), None),
                       traits=("view",), reference=RG.reshape_like,
                       cuda=lambda k: k.shape.reshape_like,
-                      doc="Reshape x to like's shape.")
+                      doc="Reshape x to like's shape.", saves=(0,))
 
 
 def _tf_type_name(v) -> str:
@@ -339,7 +339,7 @@ matrix_transpose = define(
     "matrix_transpose", lambda x: np.swapaxes(x, -1, -2), _matrix_transpose_infer,
     lambda g, out, needs, attrs, x: (matrix_transpose(g),), traits=("view",),
     reference=RG.matrix_transpose, cuda=lambda k: k.shape.matrix_transpose,
-    doc="Swap the last two axes.")
+    doc="Swap the last two axes.", saves=())
 
 
 def _broadcast_to_infer(shapes_, dtypes, attrs):

@@ -313,70 +313,86 @@ def _pow_cuda(k):
 # -- the cards -------------------------------------------------------------------------------
 add = binary("add", cpu.add, _logical, _add_grad,
              "x + y, broadcasting; for two bools a logical or, as in PyTorch.",
-             ("fusable", "logical", "method"), np.add, saves=())
+             ("fusable", "logical", "method"), np.add, saves=(), grad_fn="AddBackward0")
 sub = binary("sub", cpu.sub, _arith, _sub_grad,
              "x - y, broadcasting; a bool operand is refused, as in PyTorch.",
              ("fusable", "method"), np.subtract,
-             forward=_sub_forward, infer=_sub_infer, cuda=_sub_cuda, saves=())
+             forward=_sub_forward, infer=_sub_infer, cuda=_sub_cuda, saves=(),
+             grad_fn="SubBackward0")
 mul = binary("mul", cpu.mul, _logical, _mul_grad,
              "x * y, broadcasting; for two bools a logical and, as in PyTorch.",
-             ("fusable", "logical", "method"), np.multiply, saves=((1, 0), (0, 1)))
+             ("fusable", "logical", "method"), np.multiply, saves=((1, 0), (0, 1)),
+             grad_fn="MulBackward0")
 div = binary("div", cpu.div, _floating, _div_grad, "x / y (true division), broadcasting.",
              ("fusable", "method"), np.true_divide,
-             saves=((0, 1), (1, 0), (1, 1), ("out", 1)))
+             saves=((0, 1), (1, 0), (1, 1), ("out", 1)), grad_fn="DivBackward0")
+def _pow_grad_fn(node) -> str:
+    """PyTorch's name of pow's backward: by which operands are tensors."""
+    base, exponent = node.inputs[0], node.inputs[1]
+    if not hasattr(base, "requires_grad"):
+        return "PowBackward2"  # a number to a tensor's power: torch's pow.Scalar
+    return "PowBackward1" if hasattr(exponent, "requires_grad") else "PowBackward0"
+
+
 pow = binary("pow", cpu.pow, _POW_RULE, _pow_grad,  # noqa: A001
              "x ** y, broadcasting; a bool to a bool tensor's power is refused, as in "
              "PyTorch (a bool tensor to a Python bool power is computed, as PyTorch does, in "
              "eager mode; a graph node refuses it, as TF1 has no bool pow); integer powers "
              "wrap on overflow and refuse negative exponents.",
              ("fusable", "transcendental", "method"), np.power,
-             forward=_pow_forward, cuda=_pow_cuda, saves=("out", 0, 1))
+             forward=_pow_forward, cuda=_pow_cuda, saves=("out", 0, 1), grad_fn=_pow_grad_fn)
 maximum = binary("maximum", cpu.maximum, _logical, _maximum_grad,
                  "Elementwise max of x, y; NaN if either is NaN. As in PyTorch, a tie splits "
                  "the gradient evenly, and at a NaN both inputs get all of it.",
-                 ("fusable", "logical", "method"), np.maximum, saves=(0, 1))
+                 ("fusable", "logical", "method"), np.maximum, saves=(0, 1),
+                 grad_fn="MaximumBackward0")
 minimum = binary("minimum", cpu.minimum, _logical, _minimum_grad,
                  "Elementwise min of x, y; NaN if either is NaN. As in PyTorch, a tie splits "
                  "the gradient evenly, and at a NaN both inputs get all of it.",
-                 ("fusable", "logical", "method"), np.minimum, saves=(0, 1))
+                 ("fusable", "logical", "method"), np.minimum, saves=(0, 1),
+                 grad_fn="MinimumBackward0")
 
 neg = unary("neg", cpu.neg, _NEG_RULE, lambda g, out, needs, attrs, x: (neg(g),),
             "-x (a bool is refused, as in PyTorch).", ("fusable", "method"), np.negative,
-            saves=())
+            saves=(), grad_fn="NegBackward0")
 exp = unary("exp", cpu.exp, _floating, lambda g, out, needs, attrs, x: (mul(g, out),), "e**x.",
-            ("fusable", "transcendental", "method"), np.exp, saves=("out",))
+            ("fusable", "transcendental", "method"), np.exp, saves=("out",), grad_fn="ExpBackward0")
 log = unary("log", cpu.log, _floating, lambda g, out, needs, attrs, x: (div(g, x),),
             "Natural logarithm (-inf at 0, nan below).",
-            ("fusable", "transcendental", "method"), np.log, saves=(0,))
+            ("fusable", "transcendental", "method"), np.log, saves=(0,), grad_fn="LogBackward0")
 sqrt = unary("sqrt", cpu.sqrt, _floating,
              lambda g, out, needs, attrs, x: (div(g, mul(out, 2.0)),), "Square root.",
-             ("fusable", "transcendental", "method"), np.sqrt, saves=("out",))
+             ("fusable", "transcendental", "method"), np.sqrt, saves=("out",),
+             grad_fn="SqrtBackward0")
 tanh = unary("tanh", cpu.tanh, _floating,
              lambda g, out, needs, attrs, x: (tanh_grad(out, g),), "Hyperbolic tangent.",
-             ("fusable", "transcendental", "method"), np.tanh, saves=("out",))
+             ("fusable", "transcendental", "method"), np.tanh, saves=("out",),
+             grad_fn="TanhBackward0")
 sigmoid = unary("sigmoid", cpu.sigmoid, _floating,
                 lambda g, out, needs, attrs, x: (sigmoid_grad(out, g),), "1 / (1 + e**-x).",
-                ("fusable", "transcendental", "method"), R.sigmoid, saves=("out",))
+                ("fusable", "transcendental", "method"), R.sigmoid, saves=("out",),
+                grad_fn="SigmoidBackward0")
 softplus = unary(
     "softplus", cpu.softplus, _floats_only("softplus"),
     lambda g, out, needs, attrs, x: (where(greater(x, 20.0), g, mul(g, sigmoid(x))),),
     "log(1 + e**x), a smooth relu: PyTorch's softplus (beta 1, threshold 20: x itself past "
     "20) in both modes; TF1's tf.nn.softplus switches to x at about 34 in float64, so there "
     "results differ by under 2.1e-9 between 20 and 34. Floats only, as in both.",
-    ("fusable", "transcendental"), lambda x: np.logaddexp(0.0, x), saves=(0,))
+    ("fusable", "transcendental"), lambda x: np.logaddexp(0.0, x), saves=(0,),
+    grad_fn="SoftplusBackward0")
 relu = unary("relu", cpu.relu, _RELU_RULE,
              lambda g, out, needs, attrs, x: (relu_grad(x, g),),
              "max(x, 0); NaN stays NaN and -0.0 stays -0.0, as in PyTorch.",
-             ("fusable", "method"), R.relu, saves=(0, "out"))
+             ("fusable", "method"), R.relu, saves=(0, "out"), grad_fn="ReluBackward0")
 abs = unary("abs", cpu.abs, _ABS_RULE,  # noqa: A001
             lambda g, out, needs, attrs, x: (mul(g, sign(x)),), "|x|.",
-            ("fusable", "method"), np.abs, saves=(0,))
+            ("fusable", "method"), np.abs, saves=(0,), grad_fn="AbsBackward0")
 # Not fusable: its body subtracts two bools, which a fused body would not store as a bool.
 sign = unary("sign", cpu.sign, _logical,
              lambda g, out, needs, attrs, x: (zeros_like(g),),
              "-1, 0 or 1 by the sign of x (a zero gradient, as PyTorch's); a bool stays "
              "bool.",
-             ("logical", "method"), np.sign, saves=())
+             ("logical", "method"), np.sign, saves=(), grad_fn="SignBackward0")
 
 # Fused gradient ops (TensorFlow has the same: TanhGrad, SigmoidGrad, ReluGrad): one kernel
 # instead of three for the backward pass, and differentiable again for second derivatives.
@@ -448,7 +464,8 @@ def _where_grad(g, out, needs, attrs, cond, x, y):
 where = define("where", _where_forward, _where_infer, _where_grad,
                traits=("elementwise", "fusable", "fresh"), scalar=cpu._where,
                reference=np.where, cuda=lambda k: k.elementwise.where, inputs=3, saves=(0,),
-               doc="Elementwise choice: x where cond is true, else y (broadcasting).")
+               doc="Elementwise choice: x where cond is true, else y (broadcasting).",
+               grad_fn="WhereBackward0")
 
 
 # -- cast ------------------------------------------------------------------------------------
@@ -463,7 +480,7 @@ def _cast_grad(g, out, needs, attrs, x):
 cast = define("cast", _cast_forward, lambda s, d, attrs: (s[0], D.as_dtype(attrs["dtype"])),
               _cast_grad, traits=("elementwise",), reference=R.cast,
               cuda=lambda k: k.elementwise.cast, attr_names=("dtype",), saves=(),
-              doc="Convert to ``dtype`` (a copy).")
+              doc="Convert to ``dtype`` (a copy).", grad_fn="ToCopyBackward0")
 
 
 def _like_forward(fill):
@@ -481,7 +498,7 @@ ones_like = define("ones_like", _like_forward(1), lambda s, d, attrs: (s[0], d[0
 identity = define("identity", lambda x: x, lambda s, d, attrs: (s[0], d[0]),
                   lambda g, out, needs, attrs, x: (g,), traits=("view",),
                   reference=RG.identity, cuda=lambda k: k.elementwise.identity, saves=(),
-                  doc="x itself.")
+                  doc="x itself.", grad_fn="AliasBackward0")
 
 
 def square(x):

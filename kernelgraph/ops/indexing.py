@@ -104,11 +104,19 @@ def _getitem_cuda(k):
     return getitem
 
 
+def _getitem_grad_fn(node) -> str:
+    index = (node.attrs or {}).get("index", ())
+    if any(type(i) is int for i in index):
+        return "SelectBackward0"
+    return "SliceBackward0" if any(type(i) is tuple for i in index) else "UnsqueezeBackward0"
+
+
 getitem = define(
     "getitem", _getitem_forward,
     lambda s, d, attrs: (_getitem_shape(s[0], attrs["index"]), d[0]),
     lambda g, out, needs, attrs, x: (getitem_grad(g, x, index=attrs["index"]),),
     traits=("view",), reference=RG.getitem, cuda=_getitem_cuda, attr_names=("index",), saves=(),
+    grad_fn=_getitem_grad_fn,
     doc="Basic indexing ``x[index]`` (ints, slices, ``...``, None): a view.")
 
 
@@ -212,7 +220,7 @@ setitem = define(
     inputs=2, saves=(),
     doc="A copy of x with ``value`` (broadcast) written at the basic index ``index``: what "
         "eager ``x[index] = value`` records (in place, as ``setitem_``); the gradient passes "
-        "to x outside the index and to value inside it.")
+        "to x outside the index and to value inside it.", grad_fn="CopySlices")
 
 
 # -- gather / embedding ----------------------------------------------------------------------
@@ -256,7 +264,7 @@ def _gather_cuda(k):
 gather = define("gather", _gather_forward, _gather_infer, _gather_grad, reference=R.gather,
                 cuda=_gather_cuda, attr_names=("axis",), inputs=2,
                 doc="Slices of ``params`` at integer ``indices`` along ``axis`` (tf.gather).",
-                saves=(0, 1))
+                saves=(0, 1), grad_fn="IndexSelectBackward0")
 
 
 def _gather_grad_forward(g, indices, like, axis=0):
@@ -328,7 +336,8 @@ def _pad_cuda(k):
 
 pad = define("pad", _pad_forward, _pad_infer, _pad_grad, reference=R.pad, cuda=_pad_cuda,
              attr_names=("paddings", "value"),
-             doc="Pad each dim with ``(before, after)`` entries of ``value`` (tf.pad).", saves=())
+             doc="Pad each dim with ``(before, after)`` entries of ``value`` (tf.pad).", saves=(),
+             grad_fn="ConstantPadNdBackward0")
 
 
 # -- one_hot, clip, argmax -------------------------------------------------------------------
@@ -404,7 +413,8 @@ def _clip_cuda(k):
 clip = define("clip", _clip_forward, _clip_infer, _clip_grad, reference=R.clip, cuda=_clip_cuda,
               attr_names=("min", "max"),
               doc="x limited to [min, max] (torch.clamp: NaN stays NaN, a NaN bound gives NaN); "
-                  "the gradient passes where min <= x <= max.", saves=(0,))
+                  "the gradient passes where min <= x <= max.", saves=(0,),
+                  grad_fn="ClampBackward1")
 
 
 def _argmax_infer(shapes_, dtypes, attrs):

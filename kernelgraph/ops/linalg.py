@@ -119,9 +119,16 @@ def _matmul_grad(g, out, needs, attrs, a, b):
             (matmul(matrix_transpose(a), g) if needs[1] else None))
 
 
+def _matmul_grad_fn(node) -> str:
+    """PyTorch's name of matmul's backward: by the ranks of the operands."""
+    ranks = [len(x.shape) if hasattr(x, "shape") else np.ndim(x) for x in node.inputs]
+    return {(1, 1): "DotBackward0", (2, 1): "MvBackward0", (2, 2): "MmBackward0"}.get(
+        tuple(ranks), "BmmBackward0" if ranks == [3, 3] else "UnsafeViewBackward0")
+
+
 matmul = define("matmul", _matmul_forward, _matmul_infer, _matmul_grad,
                 traits=("fresh", "method"), reference=np.matmul, cuda=_matmul_cuda,
-                saves=((1, 0), (0, 1)),
+                saves=((1, 0), (0, 1)), grad_fn=_matmul_grad_fn,
                 doc="a @ b for rank >= 2; leading (batch) dims broadcast; both of one dtype "
                     "(not bool), as in PyTorch and TF1.")
 

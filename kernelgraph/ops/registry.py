@@ -22,7 +22,11 @@ op names:
   "modified by an inplace operation" error) and which do not (``add``'s rule reads nothing).
   Every registered card with a gradient rule declares it (``define`` refuses one that does
   not); ``tests/test_op_cards.py`` checks each declaration against what the rule's code
-  loads, so nothing at run time depends on reading a rule's bytecode.
+  loads, so nothing at run time depends on reading a rule's bytecode;
+- ``grad_fn``: PyTorch's name of its backward, which eager mode prints (``grad_fn=
+  <MulBackward0>``): a str, or a function of the recorded node where the name depends on
+  the call (``sum()`` is ``SumBackward0``, ``sum(dim)`` ``SumBackward1``); by default the
+  op's name in CamelCase with ``Backward0`` (``sin``: ``SinBackward0``).
 
 Calling an op dispatches on the types of its arguments to a *front-end*: eager tensors run at
 once (:mod:`kernelgraph.eager`), graph nodes add a node (:mod:`kernelgraph.static.build`),
@@ -92,7 +96,7 @@ class Op:
 
     __slots__ = ("name", "forward", "infer", "grad", "doc", "attr_names", "arity", "traits",
                  "scalar", "compute", "loops", "reference", "cuda", "shape_inputs", "module",
-                 "saves", "_cuda_kernel")
+                 "saves", "grad_fn", "_cuda_kernel")
 
     # Facts of the ops the compiler makes for one device (:class:`FusedOp`); None here.
     members = source = ufunc = updates = device_type = None
@@ -102,7 +106,8 @@ class Op:
                  loops=None, reference: Callable | None = None, cuda: Callable | None = None,
                  shape_inputs: tuple = (), view: bool = False, elementwise: bool = False,
                  doc: str = "", attr_names: tuple = (), inputs: int | None = None,
-                 module: str | None = None, saves: tuple | str | None = None):
+                 module: str | None = None, saves: tuple | str | None = None,
+                 grad_fn: str | Callable | None = None):
         traits = frozenset(traits) | {t for t, on in (("view", view),
                                                       ("elementwise", elementwise)) if on}
         if shape_inputs:
@@ -123,6 +128,7 @@ class Op:
         self.shape_inputs = tuple(shape_inputs)  # inputs read for their shape alone
         self.module = module  # the module that defined the op (its family)
         self.saves = saves if saves is None or saves == "all" else tuple(saves)  # see SAVES
+        self.grad_fn = grad_fn or _backward_name(name)  # PyTorch's name of its backward
         self.doc = doc
         # Attributes that may also be passed by position after the ``inputs`` tensors, as in
         # ``kg.sum(x, 1)`` or ``kg.reshape(x, (2, 3))``; ops without any take any arity.
@@ -268,6 +274,14 @@ class Op:
 OPS: dict[str, Op] = {}
 
 
+def _backward_name(op_name: str) -> str:
+    """The default ``grad_fn`` of a card: ``max_pool`` -> ``MaxPoolBackward0``; a name that
+    is not an identifier (``function:loss_fn``, a kg.function's) stands as it is."""
+    if not op_name.replace("_", "a").isalnum():
+        return op_name
+    return "".join(part.capitalize() for part in op_name.split("_")) + "Backward0"
+
+
 def define(name: str, forward, infer, grad=None, **kw) -> Op:
     """Create and register an op card (names are unique); its ``module`` is the caller's. A
     card with a gradient rule must declare what the rule reads (``saves=``, see
@@ -338,7 +352,16 @@ class DerivedOp(Op):
     ('add_', True, True, ())
     """
 
-    __slots__ = ("base", "inplace", "grad_fn_name")
+    __slots__ = ("base", "inplace")
+
+    @property
+    def grad_fn_name(self) -> str:
+        """The card's ``grad_fn`` (a name given to the variant, such as ``CopySlices``)."""
+        return self.grad_fn
+
+    @grad_fn_name.setter
+    def grad_fn_name(self, name: str) -> None:
+        self.grad_fn = name
 
     @classmethod
     def inplace_of(cls, base: Op, grad_fn_name: str, name: str | None = None) -> DerivedOp:
@@ -347,9 +370,10 @@ class DerivedOp(Op):
                  traits=base.traits - {"method"}, scalar=base.scalar, compute=base.compute,
                  loops=base.loops, reference=base.reference, cuda=base.cuda,
                  shape_inputs=base.shape_inputs, doc=f"In place: {base.doc}",
-                 attr_names=base.attr_names, module=base.module, saves=base.saves)
+                 attr_names=base.attr_names, module=base.module, saves=base.saves,
+                 grad_fn=grad_fn_name)
         op.arity = base.arity
-        op.base, op.inplace, op.grad_fn_name = base, True, grad_fn_name
+        op.base, op.inplace = base, True
         return op
 
 

@@ -7,6 +7,9 @@
   functions in the whole package, each with a comment saying why.
 - **One sitting's read**: no module over ``MAX_LINES`` lines (Python and the extension's
   TypeScript), the benchmark catalogue excepted.
+- **Types, not their names**: no comparison of a class's name with a string
+  (``type(x).__name__ == "EagerNode"``): a type check, or a property the class answers
+  (``Node.symbolic``) where a lower floor may not import the class.
 """
 
 from __future__ import annotations
@@ -149,3 +152,33 @@ def test_module_fits_one_sitting(path):
     count = len(path.read_text(encoding="utf-8").splitlines())
     assert count <= MAX_LINES, (f"{relative} has {count} lines (at most {MAX_LINES}): split it "
                                 "along the ideas it holds")
+
+
+def _class_name_comparisons(tree) -> list[int]:
+    """The lines of ``tree`` that compare a ``__name__`` / ``__qualname__`` (of a class, as
+    ``type(x).__name__``) with anything: ``if __name__ == "__main__"`` alone is allowed."""
+    lines = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Compare):
+            continue
+        sides = [node.left, *node.comparators]
+        named = [s for s in sides if isinstance(s, ast.Attribute)
+                 and s.attr in ("__name__", "__qualname__")]
+        if named and not any(isinstance(s, ast.Constant) and s.value == "__main__"
+                             for s in sides):
+            lines.append(node.lineno)
+    return lines
+
+
+def test_the_class_name_check_finds_what_it_looks_for():
+    source = ('a = type(x).__name__ == "EagerNode"\nb = x.__class__.__name__ in ("T",)\n'
+              'c = type(x).__qualname__ != "D"\nif __name__ == "__main__":\n    pass\n')
+    assert _class_name_comparisons(ast.parse(source)) == [1, 2, 3]
+
+
+def test_no_class_is_recognised_by_its_name():
+    found = [f"{path.relative_to(REPO)}:{line}"
+             for path in sorted(PACKAGE.rglob("*.py"))
+             for line in _class_name_comparisons(ast.parse(path.read_text(encoding="utf-8")))]
+    assert not found, ("classes recognised by their name as a string (use isinstance, or a "
+                       "property such as Node.symbolic):\n" + "\n".join(found))

@@ -91,7 +91,8 @@ def _concat_grad(g, out, needs, attrs, *inputs):
 
 concat_op = define("concat", _concat(K), _concat_infer, _concat_grad, reference=R.concat,
                    cuda=lambda k: _concat(k.indexing),
-                   doc="Join tensors of one dtype along an existing ``axis``.", saves="all",
+                   doc="Join tensors of one dtype along an existing ``axis``.",
+                   saves=(),  # the rule reads the inputs' sizes alone, as PyTorch's cat
                    grad_fn="CatBackward0")
 
 
@@ -172,7 +173,7 @@ def _stack_grad(g, out, needs, attrs, *inputs):
 
 stack_op = define("stack", _stack(K), _stack_infer, _stack_grad, reference=R.stack,
                   cuda=lambda k: _stack(k.indexing),
-                  doc="Join tensors of one shape along a new ``axis``.", saves="all",
+                  doc="Join tensors of one shape along a new ``axis``.", saves=(),
                   grad_fn="StackBackward0")
 
 

@@ -85,7 +85,7 @@ TRAITS: dict[str, str] = {
 #: (``what`` is read only when input ``j`` needs a gradient: ``mul`` reads y for x's
 #: gradient); ``()``: the rule reads no value, only shapes (add, sum, reshape ...);
 #: ``"all"``: it may read every input and the output (a rule over any number of inputs,
-#: ``concat``'s); None (an unregistered card that does not say, such as a user's
+#: ``concat_slice``'s); None (an unregistered card that does not say, such as a user's
 #: ``autograd.Function``): as ``"all"``.
 SAVES = "what the gradient rule reads: a tuple of i, 'out', (what, j); or 'all'"
 
@@ -144,7 +144,7 @@ class Op:
         (or nothing).
 
         >>> import kernelgraph as kg
-        >>> kg.ops.exp.reads(1), kg.ops.add.reads(2), kg.ops.OPS["concat"].reads(2)
+        >>> kg.ops.exp.reads(1), kg.ops.add.reads(2), kg.ops.OPS["concat_slice"].reads(2)
         (('out',), (), (0, 1, 'out'))
         """
         saves = self.saves

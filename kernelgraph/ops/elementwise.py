@@ -490,15 +490,15 @@ def _like_forward(fill):
 zeros_like = define("zeros_like", _like_forward(0), lambda s, d, attrs: (s[0], d[0]), None,
                     shape_inputs=(0,), reference=RG.zeros_like,
                     cuda=lambda k: k.elementwise.like(0),
-                    doc="Zeros of x's shape and dtype.")
+                    doc="Zeros of x's shape and dtype.", batch="elementwise")
 ones_like = define("ones_like", _like_forward(1), lambda s, d, attrs: (s[0], d[0]), None,
                    shape_inputs=(0,), reference=RG.ones_like,
                    cuda=lambda k: k.elementwise.like(1),
-                   doc="Ones of x's shape and dtype.")
+                   doc="Ones of x's shape and dtype.", batch="elementwise")
 identity = define("identity", lambda x: x, lambda s, d, attrs: (s[0], d[0]),
                   lambda g, out, needs, attrs, x: (g,), traits=("view",),
                   reference=RG.identity, cuda=lambda k: k.elementwise.identity, saves=(),
-                  doc="x itself.", grad_fn="AliasBackward0")
+                  doc="x itself.", grad_fn="AliasBackward0", batch="elementwise")
 
 
 def square(x):

@@ -117,7 +117,7 @@ getitem = define(
     lambda g, out, needs, attrs, x: (getitem_grad(g, x, index=attrs["index"]),),
     traits=("view",), reference=RG.getitem, cuda=_getitem_cuda, attr_names=("index",), saves=(),
     grad_fn=_getitem_grad_fn,
-    doc="Basic indexing ``x[index]`` (ints, slices, ``...``, None): a view.")
+    doc="Basic indexing ``x[index]`` (ints, slices, ``...``, None): a view.", batch="getitem")
 
 
 def _getitem_grad_forward(g, x, index):
@@ -264,7 +264,7 @@ def _gather_cuda(k):
 gather = define("gather", _gather_forward, _gather_infer, _gather_grad, reference=R.gather,
                 cuda=_gather_cuda, attr_names=("axis",), inputs=2,
                 doc="Slices of ``params`` at integer ``indices`` along ``axis`` (tf.gather).",
-                saves=(0, 1), grad_fn="IndexSelectBackward0")
+                saves=(0, 1), grad_fn="IndexSelectBackward0", batch="gather")
 
 
 def _gather_grad_forward(g, indices, like, axis=0):
@@ -368,7 +368,8 @@ def _one_hot_cuda(k):
 
 one_hot = define("one_hot", _one_hot_forward, _one_hot_infer, None, reference=R.one_hot,
                  cuda=_one_hot_cuda, attr_names=("depth", "dtype"),
-                 doc="A 1 at each index along a new last axis of size ``depth`` (no gradient).")
+                 doc="A 1 at each index along a new last axis of size ``depth`` (no gradient).",
+                 batch="one_hot")
 
 
 def _clip_infer(shapes_, dtypes, attrs):
@@ -414,7 +415,7 @@ clip = define("clip", _clip_forward, _clip_infer, _clip_grad, reference=R.clip, 
               attr_names=("min", "max"),
               doc="x limited to [min, max] (torch.clamp: NaN stays NaN, a NaN bound gives NaN); "
                   "the gradient passes where min <= x <= max.", saves=(0,),
-                  grad_fn="ClampBackward1")
+                  grad_fn="ClampBackward1", batch="elementwise")
 
 
 def _argmax_infer(shapes_, dtypes, attrs):
@@ -447,4 +448,4 @@ argmax = define("argmax", _argmax(K), _argmax_infer, None, reference=R.argmax,
                 doc="int64 index of the first maximum along ``axis`` (None: of the flattened "
                     "tensor), or of the first NaN, as in PyTorch (which refuses bools, as "
                     "kernelgraph does); no gradient. An empty axis "
-                    "is refused; other empty dims give an empty result.")
+                    "is refused; other empty dims give an empty result.", batch="argmax")

@@ -93,7 +93,7 @@ concat_op = define("concat", _concat(K), _concat_infer, _concat_grad, reference=
                    cuda=lambda k: _concat(k.indexing),
                    doc="Join tensors of one dtype along an existing ``axis``.",
                    saves=(),  # the rule reads the inputs' sizes alone, as PyTorch's cat
-                   grad_fn="CatBackward0")
+                   grad_fn="CatBackward0", batch="join")
 
 
 def _concat_slice_forward(g, *tensors, index, axis):
@@ -174,7 +174,7 @@ def _stack_grad(g, out, needs, attrs, *inputs):
 stack_op = define("stack", _stack(K), _stack_infer, _stack_grad, reference=R.stack,
                   cuda=lambda k: _stack(k.indexing),
                   doc="Join tensors of one shape along a new ``axis``.", saves=(),
-                  grad_fn="StackBackward0")
+                  grad_fn="StackBackward0", batch="join")
 
 
 def stack(tensors, axis: int = 0, name: str | None = None):
@@ -267,7 +267,7 @@ split_piece = define(
     lambda g, out, needs, attrs, x: (split_grad(g, x, **attrs),), traits=("view",),
     reference=RG.split_piece, cuda=_split_cuda,
     doc="Piece ``index`` of x split along ``axis`` into ``sizes`` (an int: equal pieces).",
-    saves=(0,), grad_fn="SplitBackward0")
+    saves=(0,), grad_fn="SplitBackward0", batch="split_piece")
 split_grad = define(
     "split_grad", _split_grad_forward, lambda s, d, attrs: (s[1], d[0]),
     lambda gg, out, needs, attrs, g, x: (split_piece(gg, **attrs), None),

@@ -130,7 +130,7 @@ matmul = define("matmul", _matmul_forward, _matmul_infer, _matmul_grad,
                 traits=("fresh", "method"), reference=np.matmul, cuda=_matmul_cuda,
                 saves=((1, 0), (0, 1)), grad_fn=_matmul_grad_fn,
                 doc="a @ b for rank >= 2; leading (batch) dims broadcast; both of one dtype "
-                    "(not bool), as in PyTorch and TF1.")
+                    "(not bool), as in PyTorch and TF1.", batch="matmul")
 
 
 # -- PyTorch's products (issue 21): mm, bmm, dot, outer, addmm, and matmul with vectors ------

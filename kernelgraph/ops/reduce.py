@@ -136,19 +136,19 @@ sum = define("sum", _sum_forward, _sum_infer, _sum_grad,  # noqa: A001
              attr_names=("axis", "keepdims"), saves=(),
              grad_fn=_by_axis("SumBackward0", "SumBackward1"),
              doc="Sum over ``axis`` (int, tuple or None for all), keeping dims if ``keepdims``; "
-                 "bools and integers sum to int64, as in PyTorch.")
+                 "bools and integers sum to int64, as in PyTorch.", batch="reduce")
 mean = define("mean", _mean_forward, _mean_infer, _mean_grad, traits=("fresh",),
               reference=R.reduce_mean, cuda=_mean_cuda, saves=(),
               grad_fn=_by_axis("MeanBackward0", "MeanBackward1"),
               doc="Mean over ``axis``; NaN over an empty dimension (PyTorch's).",
-              attr_names=("axis", "keepdims"))
+              attr_names=("axis", "keepdims"), batch="reduce")
 max = define("max", _max_forward, _max_infer, _max_grad,  # noqa: A001
              traits=("fresh",), reference=R.reduce_max, cuda=_max_cuda,
              attr_names=("axis", "keepdims"), grad_fn=_by_axis("MaxBackward1", "AmaxBackward0"),
              doc="Maximum over ``axis`` (``torch.amax``): NaN where a NaN is reduced; the "
                  "gradient is split evenly between ties, and is NaN over a reduced NaN. An "
                  "empty dimension may be kept (a (0, 3) tensor's max over axis 1 is empty) "
-                 "but not reduced, as in PyTorch.", saves=("out", 0))
+                 "but not reduced, as in PyTorch.", saves=("out", 0), batch="reduce")
 
 
 # -- the broadcasts that undo reductions -----------------------------------------------------

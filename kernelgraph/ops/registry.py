@@ -26,7 +26,9 @@ op names:
 - ``grad_fn``: PyTorch's name of its backward, which eager mode prints (``grad_fn=
   <MulBackward0>``): a str, or a function of the recorded node where the name depends on
   the call (``sum()`` is ``SumBackward0``, ``sum(dim)`` ``SumBackward1``); by default the
-  op's name in CamelCase with ``Backward0`` (``sin``: ``SinBackward0``).
+  op's name in CamelCase with ``Backward0`` (``sin``: ``SinBackward0``);
+- ``batch``: how ``kg.autobatch`` runs a group of alike nodes of the op as one (a kind from
+  :data:`BATCHING`; ``"elementwise"`` for every elementwise op), or None: node by node.
 
 Calling an op dispatches on the types of its arguments to a *front-end*: eager tensors run at
 once (:mod:`kernelgraph.eager`), graph nodes add a node (:mod:`kernelgraph.static.build`),
@@ -80,6 +82,30 @@ TRAITS: dict[str, str] = {
 }
 
 
+#: How ``kg.autobatch`` may run a group of alike nodes of an op as one (``Op.batch``;
+#: :mod:`kernelgraph.autobatching.batchers` has one batcher per kind).
+BATCHING: dict[str, str] = {
+    "elementwise": "one input shape kept, broadcasting: the members' rows joined (FLAT) or "
+                   "stacked, per-sample dims aligned right (add, exp ... and clip, identity)",
+    "matmul": "x_i @ W joined by rows into one product, or the members stacked (batched)",
+    "reduce": "the reduced axes moved past the stacking axis, or kept apart by rows",
+    "softmax": "its axis moved past the stacking axis",
+    "transpose": "its perm moved past the stacking axis",
+    "reshape": "each member's shape behind the stacking axis",
+    "getitem": "its index behind a full slice of the stacking axis",
+    "join": "concat / stack of per-sample inputs along their axis, moved past the stacking "
+            "axis or kept by rows",
+    "gather": "a shared table's rows picked by all members' ids at once (embedding)",
+    "broadcast_to": "each member's target shape behind the stacking axis",
+    "cell": "an RNN / LSTM cell step on all members' rows, the four weights shared",
+    "split_piece": "one piece of each member, its axis moved past the stacking axis",
+    "argmax": "its axis moved past the stacking axis (not over a whole member)",
+    "one_hot": "all members' ids at once, the classes along a new last axis",
+    "images": "conv2d and the pools: the members' images joined along N, filters shared",
+    "row_by_row": "a loss per row over all members' rows (shared inputs repeated)",
+}
+
+
 #: What ``Op.saves`` holds: a tuple of the values the gradient rule reads (PyTorch's "saved
 #: variables"): ``i`` (input ``i``, always), ``"out"`` (the output), or ``(what, j)``
 #: (``what`` is read only when input ``j`` needs a gradient: ``mul`` reads y for x's
@@ -96,7 +122,7 @@ class Op:
 
     __slots__ = ("name", "forward", "infer", "grad", "doc", "attr_names", "arity", "traits",
                  "scalar", "compute", "loops", "reference", "cuda", "shape_inputs", "module",
-                 "saves", "grad_fn", "_cuda_kernel")
+                 "saves", "grad_fn", "batch", "_cuda_kernel")
 
     # Facts of the ops the compiler makes for one device (:class:`FusedOp`); None here.
     members = source = ufunc = updates = device_type = None
@@ -107,12 +133,13 @@ class Op:
                  shape_inputs: tuple = (), view: bool = False, elementwise: bool = False,
                  doc: str = "", attr_names: tuple = (), inputs: int | None = None,
                  module: str | None = None, saves: tuple | str | None = None,
-                 grad_fn: str | Callable | None = None):
+                 grad_fn: str | Callable | None = None, batch: str | None = None):
         traits = frozenset(traits) | {t for t, on in (("view", view),
                                                       ("elementwise", elementwise)) if on}
         if shape_inputs:
             traits |= {"shape_only"}
-        _check_card(name, traits, scalar, shape_inputs)
+        batch = batch or ("elementwise" if "elementwise" in traits else None)
+        _check_card(name, traits, scalar, shape_inputs, batch)
         self.name = name
         self.forward = forward
         self.infer = infer
@@ -129,6 +156,7 @@ class Op:
         self.module = module  # the module that defined the op (its family)
         self.saves = saves if saves is None or saves == "all" else tuple(saves)  # see SAVES
         self.grad_fn = grad_fn or _backward_name(name)  # PyTorch's name of its backward
+        self.batch = batch  # how kg.autobatch runs alike nodes of it as one (BATCHING)
         self.doc = doc
         # Attributes that may also be passed by position after the ``inputs`` tensors, as in
         # ``kg.sum(x, 1)`` or ``kg.reshape(x, (2, 3))``; ops without any take any arity.
@@ -297,13 +325,16 @@ def define(name: str, forward, infer, grad=None, **kw) -> Op:
     return op
 
 
-def _check_card(name: str, traits: frozenset, scalar, shape_inputs) -> None:
+def _check_card(name: str, traits: frozenset, scalar, shape_inputs, batch) -> None:
     unknown = sorted(traits - TRAITS.keys())
     if unknown:
         raise ValueError(f"op {name!r}: unknown trait(s) {', '.join(map(repr, unknown))}; "
                          f"the traits are {', '.join(TRAITS)}")
     if "fusable" in traits and scalar is None:
         raise ValueError(f"op {name!r} is fusable but has no scalar body")
+    if batch is not None and batch not in BATCHING:
+        raise ValueError(f"op {name!r}: unknown batch kind {batch!r}; the kinds are "
+                         f"{', '.join(BATCHING)}")
     if "shape_only" in traits and not shape_inputs:
         raise ValueError(f"op {name!r} is shape_only but names no shape_inputs")
 
@@ -374,6 +405,7 @@ class DerivedOp(Op):
                  grad_fn=grad_fn_name)
         op.arity = base.arity
         op.base, op.inplace = base, True
+        op.batch = None  # an in-place write is never batched (kg.autobatch refuses it)
         return op
 
 

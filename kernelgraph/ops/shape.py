@@ -195,7 +195,8 @@ reshape = define("reshape", _reshape_forward, _reshape_infer,
                  grad_fn=_reshape_grad_fn,
                  doc="Same elements, new shape (a tuple or list of ints; NumPy ints too). "
                      "Exactly one dim may be -1, inferred from the others; the element "
-                     "counts must match. PyTorch's rules and errors, in both modes.")
+                     "counts must match. PyTorch's rules and errors, in both modes.",
+                     batch="reshape")
 reshape_like = define("reshape_like", lambda x, like: np.reshape(x, np.shape(like)),
                       lambda s, d, attrs: (s[1], d[0]),
                       lambda gg, out, needs, attrs, x, like: (reshape_like(gg, x), None),
@@ -344,7 +345,7 @@ def _transpose_grad_fn(node) -> str:
 transpose = define("transpose", _transpose_forward, _transpose_infer, _transpose_grad,
                    traits=("view",), reference=R.transpose, cuda=_transpose_cuda,
                    attr_names=("perm",), saves=(), grad_fn=_transpose_grad_fn,
-                   doc="Permute axes (reverse them when ``perm`` is None).")
+                   doc="Permute axes (reverse them when ``perm`` is None).", batch="transpose")
 
 
 def _matrix_transpose_infer(shapes_, dtypes, attrs):
@@ -358,7 +359,7 @@ matrix_transpose = define(
     "matrix_transpose", lambda x: np.swapaxes(x, -1, -2), _matrix_transpose_infer,
     lambda g, out, needs, attrs, x: (matrix_transpose(g),), traits=("view",),
     reference=RG.matrix_transpose, cuda=lambda k: k.shape.matrix_transpose,
-    doc="Swap the last two axes.", saves=(), grad_fn="TransposeBackward0")
+    doc="Swap the last two axes.", saves=(), grad_fn="TransposeBackward0", batch="elementwise")
 
 
 def _broadcast_to_infer(shapes_, dtypes, attrs):
@@ -380,4 +381,4 @@ broadcast_to = define(
     traits=("view",), reference=R.broadcast_to,
     cuda=lambda k: lambda x, shape: k.shape.broadcast_to_shape(x, _norm_shape(shape)),
     attr_names=("shape",), saves=(), doc="Broadcast x to ``shape`` (a read-only view).",
-    grad_fn="ExpandBackward0")
+    grad_fn="ExpandBackward0", batch="broadcast_to")

@@ -21,7 +21,7 @@ op names:
   that eager mode knows which in-place changes invalidate a recorded node (PyTorch's
   "modified by an inplace operation" error) and which do not (``add``'s rule reads nothing).
   Every registered card with a gradient rule declares it (``define`` refuses one that does
-  not); ``tests/test_op_cards.py`` checks each declaration against what the rule's code
+  not); ``tests/test_op_saves.py`` checks each declaration against what the rule's code
   loads, so nothing at run time depends on reading a rule's bytecode;
 - ``grad_fn``: PyTorch's name of its backward, which eager mode prints (``grad_fn=
   <MulBackward0>``): a str, or a function of the recorded node where the name depends on
@@ -168,8 +168,8 @@ class Op:
 
     def reads(self, inputs: int) -> tuple:
         """What the gradient rule reads, as :data:`SAVES` items, for a node of ``inputs``
-        inputs: the card's ``saves``, or every input and the output where it says ``"all"``
-        (or nothing).
+        inputs: the card's ``saves``; every input and the output where it says ``"all"``
+        (or, an unregistered card, says nothing).
 
         >>> import kernelgraph as kg
         >>> kg.ops.exp.reads(1), kg.ops.add.reads(2), kg.ops.OPS["concat_slice"].reads(2)

@@ -103,6 +103,7 @@ from .eager.grad_mode import inference_mode, is_inference_mode_enabled  # noqa: 
 from .eager.legacy import *  # noqa: E402, F403 - kg.Tensor(data), FloatTensor, LongTensor ...
 from .eager.printing import *  # noqa: E402, F403 - Size, set_printoptions ...
 from .eager.random_creation import *  # noqa: E402, F403 - rand randn randint randperm normal
+from .ops.casting import *  # noqa: E402, F403 - can_cast (the out= casting rule)
 from .ops.closeness import *  # noqa: E402, F403 - allclose isclose
 from .ops.linalg import *  # noqa: E402, F403 - mm bmm dot outer addmm
 from .ops.shape_functions import *  # noqa: E402, F403 - cat chunk split squeeze unsqueeze ...
@@ -170,7 +171,8 @@ __all__ += ["accelerator", "testing", "utils", "get_default_device", "set_defaul
             "is_inference_mode_enabled", "Generator", "default_generator", "initial_seed",
             "manual_seed", "seed", "return_types", "softmax", "log_softmax"]
 __all__ += [*_TORCH_NAMES, *eager.creation.__all__, *eager.legacy.__all__,
-            *eager.printing.__all__, *eager.random_creation.__all__, *ops.closeness.__all__,
+            *eager.printing.__all__, *eager.random_creation.__all__, *ops.casting.__all__,
+            *ops.closeness.__all__,
             *ops.linalg.__all__, *ops.shape_functions.__all__, *ops.torch_reduce.__all__]
 __all__ += ["RunMetadata", "RunOptions"]
 __all__ = sorted(set(__all__))

@@ -59,6 +59,11 @@ class Node:
     __slots__ = ("_op", "inputs", "attrs", "_shape", "_dtype", "device", "_name", "location",
                  "graph", "seq", "control_inputs", "__weakref__")
 
+    #: True for a node of a static graph (a symbolic tensor, run by a Session); False for a
+    #: node eager mode recorded (:class:`kernelgraph.eager.EagerNode`, a value computed).
+    #: Code on any floor asks this instead of importing the eager front-end.
+    symbolic = True
+
     # -- TF1's face ----------------------------------------------------------------------------
     # kernelgraph reads ``node.op`` (the op card), ``node.name`` ('mul') and ``node.shape``
     # (a tuple). TF1 gives the same attributes other meanings: ``t.op`` is the Operation

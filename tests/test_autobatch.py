@@ -775,3 +775,21 @@ def test_kg_function_and_casts_inside_the_block():
     assert [b.item() for b in batched] == eager
     assert doubled[2].dtype == kg.float64
     assert doubled[2].tolist() == (xs[2].to(kg.float64) + 1.0).tolist()
+
+
+def test_each_card_says_how_it_is_batched():
+    """``op.batch`` on the card names a kind of :data:`BATCHING`, and autobatching has one
+    batcher per kind: an op is batched by its card, not by a table of op names."""
+    from kernelgraph.autobatching import _BATCHERS
+    from kernelgraph.ops import OPS, registry
+
+    assert _BATCHERS.keys() == registry.BATCHING.keys()
+    for name, op in OPS.items():
+        assert op.batch is None or op.batch in registry.BATCHING, name
+        if op.elementwise:
+            assert op.batch == "elementwise", name
+    assert OPS["matmul"].batch == "matmul" and OPS["conv2d"].batch == "images"
+    assert OPS["clip"].batch == "elementwise" and OPS["argmax"].batch == "argmax"
+    assert registry.DerivedOp.inplace_of(OPS["add"], "AddBackward0").batch is None
+    with pytest.raises(ValueError, match="unknown batch kind 'rows'"):
+        registry.Op("t", None, None, None, batch="rows")

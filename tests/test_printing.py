@@ -68,3 +68,23 @@ def test_dot_of_vectors_is_named_dot_backward():
     assert repr(b @ a) == "tensor(11., grad_fn=<DotBackward0>)"
     assert repr(a.sum().reshape(())) == "tensor(3., grad_fn=<ViewBackward0>)"
     assert repr(a.view(1, 2) @ b.view(2, 1)) == "tensor([[11.]], grad_fn=<MmBackward0>)"
+
+
+def test_grad_fn_names_are_on_the_cards():
+    """PyTorch's name of each op's backward is a fact of its card (``op.grad_fn``: a name, or
+    a function of the recorded node), which printing reads; no table of op names elsewhere."""
+    from kernelgraph.eager import printing
+    from kernelgraph.ops import OPS
+
+    assert OPS["mul"].grad_fn == "MulBackward0" and OPS["concat"].grad_fn == "CatBackward0"
+    assert OPS["sin"].grad_fn == "SinBackward0"  # the default: the name in CamelCase
+    assert not hasattr(printing, "GRAD_FN_NAMES")
+    for name, op in OPS.items():
+        assert type(op.grad_fn) is str or callable(op.grad_fn), name
+    x = kg.ones(2, 3, requires_grad=True)
+    assert repr(x.sum().grad_fn).startswith("<SumBackward0 ")
+    assert repr(x.sum(1).grad_fn).startswith("<SumBackward1 ")
+    assert repr((x ** 2).grad_fn).startswith("<PowBackward0 ")
+    assert repr((2 ** x).grad_fn).startswith("<PowBackward2 ")
+    assert repr(x.t().grad_fn).startswith("<TBackward0 ")
+    assert repr(x[0].grad_fn).startswith("<SelectBackward0 ")

@@ -10,6 +10,9 @@
 - **A named core**: the engine's modules a learner reads (``CORE``) import no face
   (``FACES``: the TF1 face, the PyTorch surface, widgets, the pool ...), not even through
   other modules, and hold at most ``MAX_CORE_LINES`` lines with code.
+- **Types, not their names**: no comparison of a class's name with a string
+  (``type(x).__name__ == "EagerNode"``): a type check, or a property the class answers
+  (``Node.symbolic``) where a lower floor may not import the class.
 """
 
 from __future__ import annotations
@@ -290,3 +293,33 @@ def test_the_reading_order_in_the_docs_is_the_core():
     outside = [m for m in named if m not in CORE]
     assert not outside, f"the reading order names modules outside CORE: {outside}"
     assert len(set(named)) == len(named), "a module is named twice in the reading order"
+
+
+def _class_name_comparisons(tree) -> list[int]:
+    """The lines of ``tree`` that compare a ``__name__`` / ``__qualname__`` (of a class, as
+    ``type(x).__name__``) with anything: ``if __name__ == "__main__"`` alone is allowed."""
+    lines = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Compare):
+            continue
+        sides = [node.left, *node.comparators]
+        named = [s for s in sides if isinstance(s, ast.Attribute)
+                 and s.attr in ("__name__", "__qualname__")]
+        if named and not any(isinstance(s, ast.Constant) and s.value == "__main__"
+                             for s in sides):
+            lines.append(node.lineno)
+    return lines
+
+
+def test_the_class_name_check_finds_what_it_looks_for():
+    source = ('a = type(x).__name__ == "EagerNode"\nb = x.__class__.__name__ in ("T",)\n'
+              'c = type(x).__qualname__ != "D"\nif __name__ == "__main__":\n    pass\n')
+    assert _class_name_comparisons(ast.parse(source)) == [1, 2, 3]
+
+
+def test_no_class_is_recognised_by_its_name():
+    found = [f"{path.relative_to(REPO)}:{line}"
+             for path in sorted(PACKAGE.rglob("*.py"))
+             for line in _class_name_comparisons(ast.parse(path.read_text(encoding="utf-8")))]
+    assert not found, ("classes recognised by their name as a string (use isinstance, or a "
+                       "property such as Node.symbolic):\n" + "\n".join(found))

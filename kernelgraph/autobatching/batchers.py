@@ -1,6 +1,7 @@
 """How each kind of op runs on a batch: the two layouts a group's batched result can have
-(STACKED, FLAT), one *batcher* per kind of op, and the table ``_BATCHERS``: op name ->
-its batcher. An op without one runs node by node."""
+(STACKED, FLAT), one *batcher* per kind of op, and the table ``_BATCHERS``: batch kind ->
+its batcher, for the kinds of :data:`kernelgraph.ops.registry.BATCHING`. Each op's card says
+its kind (``op.batch``); an op without one runs node by node."""
 
 from __future__ import annotations
 
@@ -8,7 +9,6 @@ import numpy as np
 
 from .. import ops as O
 from ..eager import Tensor
-from ..ops import registry
 from .lazy import _arr
 
 # How a group's batched result holds its members (a batcher picks one per group):
@@ -215,14 +215,9 @@ def _repeated(v, n):
     return O.reshape(v, shape=(n * shape[0], *shape[1:]))
 
 
-# (clip and the *_like ops are elementwise in all but name: one input, its shape kept)
-_BATCHERS = {name: _elementwise for name, op in registry.OPS.items() if op.elementwise or
-             name in ("clip", "identity", "zeros_like", "ones_like")}
-_BATCHERS.update({"matmul": _matmul, "sum": _reduce, "mean": _reduce, "max": _reduce,
-                  "softmax": _softmax, "log_softmax": _softmax, "transpose": _transpose,
-                  "matrix_transpose": _elementwise, "reshape": _reshape,
-                  "getitem": _getitem, "concat": _join, "stack": _join, "gather": _gather,
-                  "broadcast_to": _broadcast_to, "rnn_tanh_cell": _cell, "lstm_cell": _cell,
-                  "split_piece": _split_piece, "argmax": _argmax, "one_hot": _one_hot,
-                  "conv2d": _images, "max_pool2d": _images, "avg_pool2d": _images,
-                  "global_avg_pool2d": _images, "softmax_cross_entropy": _row_by_row})
+_BATCHERS = {"elementwise": _elementwise, "matmul": _matmul, "reduce": _reduce,
+             "softmax": _softmax, "transpose": _transpose, "reshape": _reshape,
+             "getitem": _getitem, "join": _join, "gather": _gather,
+             "broadcast_to": _broadcast_to, "cell": _cell, "split_piece": _split_piece,
+             "argmax": _argmax, "one_hot": _one_hot, "images": _images,
+             "row_by_row": _row_by_row}

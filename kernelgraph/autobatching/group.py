@@ -43,7 +43,7 @@ def _is_parameter(x) -> bool:
 def _run(g, rowof):
     p0 = g[0]
     _local.grad_enabled = p0.need
-    batcher = _BATCHERS.get(p0.op.name)
+    batcher = _BATCHERS.get(p0.op.batch)
     if len(g) > 1 and batcher is not None and _run_group(g, batcher, rowof):
         return
     for p in g:

@@ -39,6 +39,7 @@ from __future__ import annotations
 import re
 
 from .. import devices
+from ..eager import Tensor
 from ..graph import Node
 from ..nn.module import Module
 from ..ops import concat, split
@@ -282,7 +283,7 @@ class DataParallel(Module):
 
     def forward(self, *inputs):
         graph_inputs = [i for i in inputs if isinstance(i, Node)]
-        if not graph_inputs or any(type(i).__name__ == "Tensor" for i in inputs):
+        if not graph_inputs or any(isinstance(i, Tensor) for i in inputs):
             raise TypeError("DataParallel runs in static mode: call it on graph nodes "
                             "(kg.placeholder ...) and run it in a kg.Session whose target "
                             "is a Dask cluster")

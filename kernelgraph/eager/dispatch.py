@@ -12,6 +12,7 @@ from .. import devices, trace
 from .. import dtypes as D
 from ..graph import Node, _sequence, user_location
 from ..ops import registry
+from ..ops.casting import write_out
 from .creation import tensor
 from .grad_mode import _local
 from .tensors import EagerNode, Tensor, _wrap, source
@@ -74,7 +75,10 @@ def apply(op, args, attrs) -> Tensor:
     if attrs and "out" in attrs:  # PyTorch's out=: the result copied into a tensor you own
         out = attrs["out"]
         result = apply(op, args, {k: v for k, v in attrs.items() if k != "out"})
-        return result if out is None else _write_out(op.name, result, out, args)
+        if out is None:
+            return result
+        return write_out(op.name, result, out, args, grad_enabled=_local.grad_enabled,
+                         differentiable=op.grad is not None)
     if _deferred is not None and _local.batching:
         return _deferred(op, args, attrs)
     # ``checked``: some value is not known to be a GPU array or a Python number, so a GPU op
@@ -266,20 +270,3 @@ def graph_of(*tensors) -> dict:
                       "value": n.value, "requires_grad": True,
                       "inplace": getattr(n.op, "inplace", False)})
     return {"nodes": nodes, "edges": edges}
-
-
-def _write_out(what: str, result, out, args):
-    """``torch.add(x, y, out=r)``: copy ``result`` into ``out`` (same shape; its dtype if
-    the value casts) and return ``out``, as PyTorch does without autograd."""
-    if type(out) is not Tensor:
-        raise TypeError(f"{what}(): argument 'out' must be Tensor, not {type(out).__name__}")
-    if _local.grad_enabled and any(type(t) is Tensor and t.requires_grad
-                                   for t in (*args, out)):
-        raise RuntimeError(f"{what}(): functions with out=... arguments don't support "
-                           "automatic differentiation, but one of the arguments requires grad.")
-    if tuple(out.shape) != tuple(result.shape):
-        raise RuntimeError(f"{what}(): out= has shape {list(out.shape)} but the result has "
-                           f"{list(result.shape)}; kernelgraph does not resize out= (PyTorch "
-                           "does, with a warning): pass a tensor of the result's shape")
-    out.copy_(result)
-    return out

@@ -268,103 +268,16 @@ def _add_suffixes(text: str, suffixes: list, indent: int) -> str:
 
 
 # -- grad_fn names ---------------------------------------------------------------------------
-def _matmul_name(node) -> str:
-    ranks = [np.ndim(getattr(x, "_array", x)) for x in node.inputs]
-    return {(1, 1): "DotBackward0", (2, 1): "MvBackward0", (2, 2): "MmBackward0"}.get(
-        tuple(ranks), "BmmBackward0" if ranks == [3, 3] else "UnsafeViewBackward0")
-
-
-def _reshape_name(node) -> str:
-    # kg.dot (and torch.matmul of two vectors) is a (1, n) @ (n, 1) product viewed as 0-d:
-    # PyTorch names that DotBackward0.
-    source = getattr(node.inputs[0], "_node", None) if node.inputs else None
-    if (source is not None and source.op.name == "matmul" and tuple(node.shape) == ()
-            and tuple(source.shape) == (1, 1)):
-        return "DotBackward0"
-    return "ViewBackward0"
-
-
-def _index_name(node) -> str:
-    index = (node.attrs or {}).get("index", ())
-    if any(type(i) is int for i in index):
-        return "SelectBackward0"
-    return "SliceBackward0" if any(type(i) is tuple for i in index) else "UnsqueezeBackward0"
-
-
-def _reduction_name(torch_name: str):
-    def name(node) -> str:
-        return f"{torch_name}Backward{0 if (node.attrs or {}).get('axis') is None else 1}"
-    return name
-
-
-def _pow_name(node) -> str:
-    base, exponent = node.inputs[0], node.inputs[1]
-    if not hasattr(base, "requires_grad"):
-        return "PowBackward2"  # a number to a tensor's power: torch's pow.Scalar
-    return "PowBackward1" if hasattr(exponent, "requires_grad") else "PowBackward0"
-
-
-def _extreme_name(full: str, by_axis: str):
-    def name(node) -> str:
-        return full if (node.attrs or {}).get("axis") is None else by_axis
-    return name
-
-
-def _transpose_name(node) -> str:
-    perm = (node.attrs or {}).get("perm")
-    if perm is None:
-        return "TBackward0"  # x.t(); kg.transpose(x) reverses the dims as x.t() does
-    moved = [i for i, p in enumerate(perm) if p % len(perm) != i]
-    return "TransposeBackward0" if len(moved) == 2 else "PermuteBackward0"
-
-
-#: Op name -> PyTorch's name of its backward (a str, or a function of the node where it
-#: depends on the call, as ``sum()`` vs ``sum(dim)``). Ops not here are named from their
-#: card's ``grad_fn_name`` if it has one, else ``<CamelCase op name>Backward0``.
-GRAD_FN_NAMES: dict = {
-    "add": "AddBackward0", "sub": "SubBackward0", "mul": "MulBackward0",
-    "div": "DivBackward0", "neg": "NegBackward0", "pow": _pow_name, "matmul": _matmul_name,
-    "sum": _reduction_name("Sum"), "mean": _reduction_name("Mean"),
-    "prod": _reduction_name("Prod"), "max": _extreme_name("MaxBackward1", "AmaxBackward0"),
-    "min": _extreme_name("MinBackward1", "AminBackward0"), "max_dim": "MaxBackward0",
-    "min_dim": "MinBackward0", "addmm": "AddmmBackward0", "cumsum": "CumsumBackward0",
-    "reshape": _reshape_name, "reshape_like": "ViewBackward0",
-    "transpose": _transpose_name, "matrix_transpose": "TransposeBackward0",
-    "broadcast_to": "ExpandBackward0", "broadcast_like": "ExpandBackward0",
-    "getitem": _index_name, "concat": "CatBackward0", "stack": "StackBackward0",
-    "split_piece": "SplitBackward0", "clone": "CloneBackward0", "cast": "ToCopyBackward0",
-    "to_device": "ToCopyBackward0", "identity": "AliasBackward0", "clip": "ClampBackward1",
-    "where": "WhereBackward0", "maximum": "MaximumBackward0", "minimum": "MinimumBackward0",
-    "relu": "ReluBackward0", "tanh": "TanhBackward0", "sigmoid": "SigmoidBackward0",
-    "exp": "ExpBackward0", "log": "LogBackward0", "sqrt": "SqrtBackward0",
-    "abs": "AbsBackward0", "sign": "SignBackward0", "softplus": "SoftplusBackward0",
-    "softmax": "SoftmaxBackward0", "log_softmax": "LogSoftmaxBackward0",
-    "mse_loss": "MseLossBackward0", "cross_entropy": "NllLossBackward0",
-    "softmax_cross_entropy": "NllLossBackward0", "conv2d": "ConvolutionBackward0",
-    "max_pool2d": "MaxPool2DWithIndicesBackward0", "avg_pool2d": "AvgPool2DBackward0",
-    "embedding": "EmbeddingBackward0", "gather": "IndexSelectBackward0",
-    "pad": "ConstantPadNdBackward0", "dropout": "MulBackward0", "setitem": "CopySlices",
-    "global_avg_pool2d": "MeanBackward1",
-}
-
-
 def grad_fn_name(node) -> str:
-    """PyTorch's name for the backward of the op that recorded ``node``.
+    """PyTorch's name for the backward of the op that recorded ``node``: its card's
+    ``grad_fn`` (a name, or a function of the node where the name depends on the call).
 
     >>> import kernelgraph as kg
     >>> grad_fn_name((kg.tensor([1.0], requires_grad=True) + 1).grad_fn)
     'AddBackward0'
     """
-    op = node.op
-    own = getattr(op, "grad_fn_name", None)
-    if own:
-        return own
-    rule = GRAD_FN_NAMES.get(op.name)
-    if rule is None:
-        if not op.name.replace("_", "a").isalnum():  # kg.function's "function:loss_fn"
-            return op.name
-        return "".join(part.capitalize() for part in op.name.split("_")) + "Backward0"
-    return rule if isinstance(rule, str) else rule(node)
+    name = node.op.grad_fn
+    return name if type(name) is str else name(node)
 
 
 def grad_fn_repr(node) -> str:

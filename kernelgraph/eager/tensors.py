@@ -38,6 +38,8 @@ class EagerNode(Node):
 
     __slots__ = ("value", "freed", "hooks", "retained")
 
+    symbolic = False  # a recorded value, not a node of a static graph (see Node.symbolic)
+
     @property
     def shape(self):
         return self.value.shape

@@ -67,7 +67,7 @@ def _static_graph(values) -> Graph | None:
     stack = list(values)
     while stack:
         v = stack.pop(0)
-        if isinstance(v, Node) and type(v).__name__ != "EagerNode":
+        if isinstance(v, Node) and v.symbolic:
             return root_graph(v.graph)
         if isinstance(v, list | tuple):
             stack[:0] = list(v)

@@ -103,17 +103,18 @@ def _output_grad(g, out, needs, attrs, results):
 
 
 cond_op = define("cond", _cond_forward, _tuple_infer, _cond_grad, traits=("control", "host_only"),
-                 doc="Runs the branch ``pred`` picks (kg.cond); its value is a tuple.")
+                 doc="Runs the branch ``pred`` picks (kg.cond); its value is a tuple.", saves="all")
 while_op = define("while_loop", _while_forward, _tuple_infer, _while_grad,
                   traits=("control", "host_only"),
-                  doc="Runs ``body`` while ``cond`` holds (kg.while_loop); a tuple value.")
+                  doc="Runs ``body`` while ``cond`` holds (kg.while_loop); a tuple value.",
+                  saves="all")
 while_grad_op = define("while_grad", _while_grad_forward, _tuple_infer, None,
                        traits=("control", "host_only"),
                        doc="The gradient of a while_loop: its body's gradient, run backwards "
                            "over the recorded iterations.")
 output_op = define("output", _output_forward, _output_infer, _output_grad,
                    traits=("host_only", "view"), reference=RG.output,
-                   doc="Item ``index`` of a cond / while_loop node's tuple value.")
+                   doc="Item ``index`` of a cond / while_loop node's tuple value.", saves=(0,))
 
 
 def _dim_size_infer(shapes_, dtypes, attrs):

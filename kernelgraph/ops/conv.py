@@ -215,17 +215,20 @@ conv2d = define(
     doc="2-D convolution of x (N, C, H, W) with weights (O, C, KH, KW) -> (N, O, OH, OW); "
         "stride, padding, dilation: int or (h, w) pair, as torch.nn.functional.conv2d "
         "(without bias). x and the weights have one dtype (PyTorch and TF1 refuse two); "
-        "integers and bools compute in float32.")
+        "integers and bools compute in float32.", saves=(0, 1), grad_fn="ConvolutionBackward0",
+        batch="images")
 conv2d_backward_input = define(
     "conv2d_backward_input", _backward_input(_HOST), _backward_input_infer,
     _backward_input_grad, reference=RG.conv2d_backward_input, cuda=_cuda(_backward_input),
     inputs=3, attr_names=_CONV_ATTRS,
-    doc="The gradient of conv2d with respect to its input: (g, w, like=x) -> x's shape.")
+    doc="The gradient of conv2d with respect to its input: (g, w, like=x) -> x's shape.",
+    saves=(0, 1))
 conv2d_backward_filter = define(
     "conv2d_backward_filter", _backward_filter(_HOST), _backward_filter_infer,
     _backward_filter_grad, reference=RG.conv2d_backward_filter, cuda=_cuda(_backward_filter),
     inputs=3, attr_names=_CONV_ATTRS,
-    doc="The gradient of conv2d with respect to its weights: (x, g, like=w) -> w's shape.")
+    doc="The gradient of conv2d with respect to its weights: (x, g, like=w) -> w's shape.",
+    saves=(0, 1))
 
 
 # -- pooling --------------------------------------------------------------------------------
@@ -283,7 +286,8 @@ max_pool2d = define(
     doc="Maximum over kernel_size windows of x (N, C, H, W); stride defaults to kernel_size, "
         "padding (at most half the window) never wins; a NaN in a window wins. The gradient "
         "goes to each window's last NaN, else its first maximum, as in PyTorch. The batch may "
-        "be empty; channels, height and width may not (PyTorch's rule).")
+        "be empty; channels, height and width may not (PyTorch's rule).", saves=(0,),
+        grad_fn="MaxPool2DWithIndicesBackward0", batch="images")
 max_pool2d_backward = define(
     "max_pool2d_backward", _max_pool_backward(_HOST), _pool_backward_infer("max_pool2d"),
     # Linear in g, so its own gradient is the transposed routing; x only picks the routes.
@@ -291,27 +295,28 @@ max_pool2d_backward = define(
     reference=RG.max_pool2d_backward, cuda=_cuda(_max_pool_backward), inputs=2,
     attr_names=_POOL_ATTRS,
     doc="The gradient of max_pool2d: g routed to each window's last NaN of x, else its "
-        "first maximum.")
+        "first maximum.", saves=(1,))
 max_pool2d_select = define(
     "max_pool2d_select", _max_pool_select(_HOST), _select_infer,
     lambda g, out, needs, attrs, gx, x: (max_pool2d_backward(g, x, **attrs), None),
     reference=R.max_pool2d_select, cuda=_cuda(_max_pool_select), inputs=2,
     attr_names=_POOL_ATTRS,
     doc="g (shaped like x) read at each window's last NaN of x, else its first maximum: the "
-        "gradient of max_pool2d_backward, for second derivatives of max_pool2d.")
+        "gradient of max_pool2d_backward, for second derivatives of max_pool2d.", saves=(1,))
 avg_pool2d = define(
     "avg_pool2d", _pool("avg_pool2d")(_HOST), _pool_infer("avg_pool2d"),
     lambda g, out, needs, attrs, x: (avg_pool2d_backward(g, x, **attrs),), traits=("fresh",),
     reference=R.avg_pool2d, cuda=_cuda(_pool("avg_pool2d")), attr_names=_POOL_ATTRS,
     doc="Mean over kernel_size windows of x (N, C, H, W), zero padding counted in the mean "
         "(PyTorch's count_include_pad=True); stride defaults to kernel_size; only the batch "
-        "may be empty.")
+        "may be empty.", saves=(0,), grad_fn="AvgPool2DBackward0", batch="images")
 avg_pool2d_backward = define(
     "avg_pool2d_backward", _avg_pool_backward(_HOST), _pool_backward_infer("avg_pool2d"),
     lambda gg, out, needs, attrs, g, like: (avg_pool2d(gg, **attrs), None),
     reference=RG.avg_pool2d_backward, cuda=_cuda(_avg_pool_backward), inputs=2,
     attr_names=_POOL_ATTRS,
-    doc="The gradient of avg_pool2d: each g spread evenly over its window (like=x's shape).")
+    doc="The gradient of avg_pool2d: each g spread evenly over its window (like=x's shape).",
+    saves=())
 
 
 def _global_shape(s):
@@ -331,4 +336,5 @@ global_avg_pool2d = define(
     lambda s, d, attrs: (_global_shape(s[0]), _floating(d[0])),
     lambda g, out, needs, attrs, x: (broadcast_reduced(g, x, axis=(2, 3), mean=True),),
     reference=R.global_avg_pool2d, cuda=_cuda(_global),
-    doc="Mean over H and W: (N, C, H, W) -> (N, C).")
+    doc="Mean over H and W: (N, C, H, W) -> (N, C).", saves=(0,), grad_fn="MeanBackward1",
+    batch="images")

@@ -313,88 +313,105 @@ def _pow_cuda(k):
 # -- the cards -------------------------------------------------------------------------------
 add = binary("add", cpu.add, _logical, _add_grad,
              "x + y, broadcasting; for two bools a logical or, as in PyTorch.",
-             ("fusable", "logical", "method"), np.add, saves=())
+             ("fusable", "logical", "method"), np.add, saves=(), grad_fn="AddBackward0")
 sub = binary("sub", cpu.sub, _arith, _sub_grad,
              "x - y, broadcasting; a bool operand is refused, as in PyTorch.",
              ("fusable", "method"), np.subtract,
-             forward=_sub_forward, infer=_sub_infer, cuda=_sub_cuda, saves=())
+             forward=_sub_forward, infer=_sub_infer, cuda=_sub_cuda, saves=(),
+             grad_fn="SubBackward0")
 mul = binary("mul", cpu.mul, _logical, _mul_grad,
              "x * y, broadcasting; for two bools a logical and, as in PyTorch.",
-             ("fusable", "logical", "method"), np.multiply, saves=((1, 0), (0, 1)))
+             ("fusable", "logical", "method"), np.multiply, saves=((1, 0), (0, 1)),
+             grad_fn="MulBackward0")
 div = binary("div", cpu.div, _floating, _div_grad, "x / y (true division), broadcasting.",
              ("fusable", "method"), np.true_divide,
-             saves=((0, 1), (1, 0), (1, 1), ("out", 1)))
+             saves=((0, 1), (1, 0), (1, 1), ("out", 1)), grad_fn="DivBackward0")
+def _pow_grad_fn(node) -> str:
+    """PyTorch's name of pow's backward: by which operands are tensors."""
+    base, exponent = node.inputs[0], node.inputs[1]
+    if not hasattr(base, "requires_grad"):
+        return "PowBackward2"  # a number to a tensor's power: torch's pow.Scalar
+    return "PowBackward1" if hasattr(exponent, "requires_grad") else "PowBackward0"
+
+
 pow = binary("pow", cpu.pow, _POW_RULE, _pow_grad,  # noqa: A001
              "x ** y, broadcasting; a bool to a bool tensor's power is refused, as in "
              "PyTorch (a bool tensor to a Python bool power is computed, as PyTorch does, in "
              "eager mode; a graph node refuses it, as TF1 has no bool pow); integer powers "
              "wrap on overflow and refuse negative exponents.",
              ("fusable", "transcendental", "method"), np.power,
-             forward=_pow_forward, cuda=_pow_cuda)
+             forward=_pow_forward, cuda=_pow_cuda, saves=("out", 0, 1), grad_fn=_pow_grad_fn)
 maximum = binary("maximum", cpu.maximum, _logical, _maximum_grad,
                  "Elementwise max of x, y; NaN if either is NaN. As in PyTorch, a tie splits "
                  "the gradient evenly, and at a NaN both inputs get all of it.",
-                 ("fusable", "logical", "method"), np.maximum)
+                 ("fusable", "logical", "method"), np.maximum, saves=(0, 1),
+                 grad_fn="MaximumBackward0")
 minimum = binary("minimum", cpu.minimum, _logical, _minimum_grad,
                  "Elementwise min of x, y; NaN if either is NaN. As in PyTorch, a tie splits "
                  "the gradient evenly, and at a NaN both inputs get all of it.",
-                 ("fusable", "logical", "method"), np.minimum)
+                 ("fusable", "logical", "method"), np.minimum, saves=(0, 1),
+                 grad_fn="MinimumBackward0")
 
 neg = unary("neg", cpu.neg, _NEG_RULE, lambda g, out, needs, attrs, x: (neg(g),),
             "-x (a bool is refused, as in PyTorch).", ("fusable", "method"), np.negative,
-            saves=())
+            saves=(), grad_fn="NegBackward0")
 exp = unary("exp", cpu.exp, _floating, lambda g, out, needs, attrs, x: (mul(g, out),), "e**x.",
-            ("fusable", "transcendental", "method"), np.exp, saves=("out",))
+            ("fusable", "transcendental", "method"), np.exp, saves=("out",), grad_fn="ExpBackward0")
 log = unary("log", cpu.log, _floating, lambda g, out, needs, attrs, x: (div(g, x),),
             "Natural logarithm (-inf at 0, nan below).",
-            ("fusable", "transcendental", "method"), np.log, saves=(0,))
+            ("fusable", "transcendental", "method"), np.log, saves=(0,), grad_fn="LogBackward0")
 sqrt = unary("sqrt", cpu.sqrt, _floating,
              lambda g, out, needs, attrs, x: (div(g, mul(out, 2.0)),), "Square root.",
-             ("fusable", "transcendental", "method"), np.sqrt, saves=("out",))
+             ("fusable", "transcendental", "method"), np.sqrt, saves=("out",),
+             grad_fn="SqrtBackward0")
 tanh = unary("tanh", cpu.tanh, _floating,
              lambda g, out, needs, attrs, x: (tanh_grad(out, g),), "Hyperbolic tangent.",
-             ("fusable", "transcendental", "method"), np.tanh, saves=("out",))
+             ("fusable", "transcendental", "method"), np.tanh, saves=("out",),
+             grad_fn="TanhBackward0")
 sigmoid = unary("sigmoid", cpu.sigmoid, _floating,
                 lambda g, out, needs, attrs, x: (sigmoid_grad(out, g),), "1 / (1 + e**-x).",
-                ("fusable", "transcendental", "method"), R.sigmoid, saves=("out",))
+                ("fusable", "transcendental", "method"), R.sigmoid, saves=("out",),
+                grad_fn="SigmoidBackward0")
 softplus = unary(
     "softplus", cpu.softplus, _floats_only("softplus"),
     lambda g, out, needs, attrs, x: (where(greater(x, 20.0), g, mul(g, sigmoid(x))),),
     "log(1 + e**x), a smooth relu: PyTorch's softplus (beta 1, threshold 20: x itself past "
     "20) in both modes; TF1's tf.nn.softplus switches to x at about 34 in float64, so there "
     "results differ by under 2.1e-9 between 20 and 34. Floats only, as in both.",
-    ("fusable", "transcendental"), lambda x: np.logaddexp(0.0, x))
+    ("fusable", "transcendental"), lambda x: np.logaddexp(0.0, x), saves=(0,),
+    grad_fn="SoftplusBackward0")
 relu = unary("relu", cpu.relu, _RELU_RULE,
              lambda g, out, needs, attrs, x: (relu_grad(x, g),),
              "max(x, 0); NaN stays NaN and -0.0 stays -0.0, as in PyTorch.",
-             ("fusable", "method"), R.relu, saves=(0, "out"))
+             ("fusable", "method"), R.relu, saves=(0, "out"), grad_fn="ReluBackward0")
 abs = unary("abs", cpu.abs, _ABS_RULE,  # noqa: A001
             lambda g, out, needs, attrs, x: (mul(g, sign(x)),), "|x|.",
-            ("fusable", "method"), np.abs)
+            ("fusable", "method"), np.abs, saves=(0,), grad_fn="AbsBackward0")
 # Not fusable: its body subtracts two bools, which a fused body would not store as a bool.
 sign = unary("sign", cpu.sign, _logical,
              lambda g, out, needs, attrs, x: (zeros_like(g),),
              "-1, 0 or 1 by the sign of x (a zero gradient, as PyTorch's); a bool stays "
              "bool.",
-             ("logical", "method"), np.sign)
+             ("logical", "method"), np.sign, saves=(), grad_fn="SignBackward0")
 
 # Fused gradient ops (TensorFlow has the same: TanhGrad, SigmoidGrad, ReluGrad): one kernel
 # instead of three for the backward pass, and differentiable again for second derivatives.
 tanh_grad = binary(
     "tanh_grad", cpu.tanh_grad, _floating,
     lambda gg, out, needs, attrs, y, g: (mul(mul(gg, g), mul(y, -2.0)), tanh_grad(y, gg)),
-    "g * (1 - y**2): the gradient of tanh given its output y.", ("fusable",), RG.tanh_grad)
+    "g * (1 - y**2): the gradient of tanh given its output y.", ("fusable",), RG.tanh_grad,
+    saves=(0, 1))
 sigmoid_grad = binary(
     "sigmoid_grad", cpu.sigmoid_grad, _floating,
     lambda gg, out, needs, attrs, y, g: (mul(mul(gg, g), sub(1.0, mul(y, 2.0))),
                                          sigmoid_grad(y, gg)),
     "g * y * (1 - y): the gradient of sigmoid given its output y.", ("fusable",),
-    RG.sigmoid_grad)
+    RG.sigmoid_grad, saves=(0, 1))
 relu_grad = binary(
     "relu_grad", cpu.relu_grad, _arith,
     lambda gg, out, needs, attrs, x, g: (None, relu_grad(x, gg)),
     "0 where x <= 0, else g (so g at NaN, as in PyTorch): the gradient of relu.",
-    ("fusable",), RG.relu_grad)
+    ("fusable",), RG.relu_grad, saves=(0,))
 
 equal = binary("equal", cpu.equal, _any, None, "x == y elementwise (bool).", ("fusable",),
                np.equal, out=D.bool_)
@@ -447,7 +464,8 @@ def _where_grad(g, out, needs, attrs, cond, x, y):
 where = define("where", _where_forward, _where_infer, _where_grad,
                traits=("elementwise", "fusable", "fresh"), scalar=cpu._where,
                reference=np.where, cuda=lambda k: k.elementwise.where, inputs=3, saves=(0,),
-               doc="Elementwise choice: x where cond is true, else y (broadcasting).")
+               doc="Elementwise choice: x where cond is true, else y (broadcasting).",
+               grad_fn="WhereBackward0")
 
 
 # -- cast ------------------------------------------------------------------------------------
@@ -462,7 +480,7 @@ def _cast_grad(g, out, needs, attrs, x):
 cast = define("cast", _cast_forward, lambda s, d, attrs: (s[0], D.as_dtype(attrs["dtype"])),
               _cast_grad, traits=("elementwise",), reference=R.cast,
               cuda=lambda k: k.elementwise.cast, attr_names=("dtype",), saves=(),
-              doc="Convert to ``dtype`` (a copy).")
+              doc="Convert to ``dtype`` (a copy).", grad_fn="ToCopyBackward0")
 
 
 def _like_forward(fill):
@@ -472,15 +490,15 @@ def _like_forward(fill):
 zeros_like = define("zeros_like", _like_forward(0), lambda s, d, attrs: (s[0], d[0]), None,
                     shape_inputs=(0,), reference=RG.zeros_like,
                     cuda=lambda k: k.elementwise.like(0),
-                    doc="Zeros of x's shape and dtype.")
+                    doc="Zeros of x's shape and dtype.", batch="elementwise")
 ones_like = define("ones_like", _like_forward(1), lambda s, d, attrs: (s[0], d[0]), None,
                    shape_inputs=(0,), reference=RG.ones_like,
                    cuda=lambda k: k.elementwise.like(1),
-                   doc="Ones of x's shape and dtype.")
+                   doc="Ones of x's shape and dtype.", batch="elementwise")
 identity = define("identity", lambda x: x, lambda s, d, attrs: (s[0], d[0]),
                   lambda g, out, needs, attrs, x: (g,), traits=("view",),
                   reference=RG.identity, cuda=lambda k: k.elementwise.identity, saves=(),
-                  doc="x itself.")
+                  doc="x itself.", grad_fn="AliasBackward0", batch="elementwise")
 
 
 def square(x):

@@ -71,67 +71,67 @@ def _one_minus_square(x):
 
 
 sin = unary("sin", cpu.sin, _floating, lambda g, out, needs, attrs, x: (mul(g, cos(x)),),
-            "Sine (radians).", _MATH, np.sin)
+            "Sine (radians).", _MATH, np.sin, saves=(0,))
 cos = unary("cos", cpu.cos, _floating,
             lambda g, out, needs, attrs, x: (neg(mul(g, sin(x))),), "Cosine (radians).",
-            _MATH, np.cos)
+            _MATH, np.cos, saves=(0,))
 tan = unary("tan", cpu.tan, _floating,
             lambda g, out, needs, attrs, x: (mul(g, add(mul(out, out), 1.0)),),
             "Tangent (radians); its gradient is 1 + tan(x)**2, from the result, as PyTorch's.",
-            _MATH, np.tan)
+            _MATH, np.tan, saves=("out",))
 asin = unary("asin", cpu.asin, _floating,
              lambda g, out, needs, attrs, x: (mul(g, rsqrt(_one_minus_square(x))),),
-             "Arcsine; NaN outside [-1, 1].", _MATH, np.arcsin)
+             "Arcsine; NaN outside [-1, 1].", _MATH, np.arcsin, saves=(0,))
 acos = unary("acos", cpu.acos, _floating,
              lambda g, out, needs, attrs, x: (neg(mul(g, rsqrt(_one_minus_square(x)))),),
-             "Arccosine; NaN outside [-1, 1].", _MATH, np.arccos)
+             "Arccosine; NaN outside [-1, 1].", _MATH, np.arccos, saves=(0,))
 atan = unary("atan", cpu.atan, _floating,
              lambda g, out, needs, attrs, x: (div(g, add(mul(x, x), 1.0)),), "Arctangent.",
-             _MATH, np.arctan)
+             _MATH, np.arctan, saves=(0,))
 sinh = unary("sinh", cpu.sinh, _floating,
              lambda g, out, needs, attrs, x: (mul(g, cosh(x)),), "Hyperbolic sine.",
-             _MATH, np.sinh)
+             _MATH, np.sinh, saves=(0,))
 cosh = unary("cosh", cpu.cosh, _floating,
              lambda g, out, needs, attrs, x: (mul(g, sinh(x)),), "Hyperbolic cosine.",
-             _MATH, np.cosh)
+             _MATH, np.cosh, saves=(0,))
 erf = unary("erf", cpu.erf, _floating,
             lambda g, out, needs, attrs, x: (mul(g, mul(exp(neg(mul(x, x))),
                                                         _TWO_OVER_SQRT_PI)),),
             "The error function, 2/sqrt(pi) * integral of exp(-t**2) from 0 to x.",
-            _MATH, R.erf)
+            _MATH, R.erf, saves=(0,))
 reciprocal = unary("reciprocal", cpu.reciprocal, _floating,
                    lambda g, out, needs, attrs, x: (neg(mul(g, mul(out, out))),),
                    "1 / x (integers and bools in float32, as in PyTorch); inf at 0.",
-                   ("fusable", "method"), np.reciprocal)
+                   ("fusable", "method"), np.reciprocal, saves=("out",))
 rsqrt = unary("rsqrt", cpu.rsqrt, _floating,
               lambda g, out, needs, attrs, x: (mul(g, mul(mul(out, mul(out, out)), -0.5)),),
-              "1 / sqrt(x); inf at 0, NaN below.", _MATH, R.rsqrt)
+              "1 / sqrt(x); inf at 0, NaN below.", _MATH, R.rsqrt, saves=("out",))
 log2 = unary("log2", cpu.log2, _floating,
              lambda g, out, needs, attrs, x: (div(g, mul(x, _LN2)),),
-             "Base-2 logarithm (-inf at 0, NaN below).", _MATH, np.log2)
+             "Base-2 logarithm (-inf at 0, NaN below).", _MATH, np.log2, saves=(0,))
 log10 = unary("log10", cpu.log10, _floating,
               lambda g, out, needs, attrs, x: (div(g, mul(x, _LN10)),),
-              "Base-10 logarithm (-inf at 0, NaN below).", _MATH, np.log10)
+              "Base-10 logarithm (-inf at 0, NaN below).", _MATH, np.log10, saves=(0,))
 log1p = unary("log1p", cpu.log1p, _floating,
               lambda g, out, needs, attrs, x: (div(g, add(x, 1.0)),),
-              "log(1 + x), exact for small x (-inf at -1, NaN below).", _MATH, np.log1p)
+              "log(1 + x), exact for small x (-inf at -1, NaN below).", _MATH, np.log1p, saves=(0,))
 expm1 = unary("expm1", cpu.expm1, _floating,
               lambda g, out, needs, attrs, x: (mul(g, add(out, 1.0)),),
-              "e**x - 1, exact for small x.", _MATH, np.expm1)
+              "e**x - 1, exact for small x.", _MATH, np.expm1, saves=("out",))
 
 floor = unary("floor", cpu.floor, _integral("floor"), _zero_grad,
               "The largest integer <= x (integers unchanged; bools refused, as in PyTorch); "
-              "its gradient is zero.", ("fusable", "method"), np.floor)
+              "its gradient is zero.", ("fusable", "method"), np.floor, saves=())
 ceil = unary("ceil", cpu.ceil, _integral("ceil"), _zero_grad,
              "The smallest integer >= x (integers unchanged); its gradient is zero.",
-             ("fusable", "method"), np.ceil)
+             ("fusable", "method"), np.ceil, saves=())
 trunc = unary("trunc", cpu.trunc, _integral("trunc"), _zero_grad,
               "x rounded towards zero (integers unchanged); its gradient is zero.",
-              ("fusable", "method"), np.trunc)
+              ("fusable", "method"), np.trunc, saves=())
 round_op = unary("round", cpu.round, _integral("round"), _zero_grad,
               "x rounded to the nearest integer, halves to even (0.5 -> 0, 1.5 -> 2), as "
               "torch.round and np.round; integers unchanged; its gradient is zero.",
-              ("fusable", "method"), np.round)
+              ("fusable", "method"), np.round, saves=())
 
 
 def round(input, *, decimals: int = 0):  # noqa: A001, A002 - PyTorch's names
@@ -170,7 +170,7 @@ def _atan2_grad(g, out, needs, attrs, y, x):
 
 atan2 = binary("atan2", cpu.atan2, _floating, _atan2_grad,
                "The angle of the point (x, y): atan2(y, x), broadcasting, in (-pi, pi].",
-               ("fusable", "transcendental", "method"), np.arctan2)
+               ("fusable", "transcendental", "method"), np.arctan2, saves=(0, 1))
 
 # -- floor division and remainder (the // and % of both frameworks) --------------------------
 class IntegerDivisionByZero(ZeroDivisionError, RuntimeError):
@@ -224,7 +224,7 @@ remainder = binary(
     "x % y with the sign of y (Python's, torch.remainder, TF1's floormod), broadcasting; an "
     "integer divided by zero is refused.", ("fusable", "method"), np.remainder,
     forward=_divisor_checked(_binary_forward(cpu.remainder, _REMAINDER_RULE), _host_has_zero),
-    cuda=_divisor_checked_cuda(cpu._remainder, _REMAINDER_RULE))
+    cuda=_divisor_checked_cuda(cpu._remainder, _REMAINDER_RULE), saves=(0, 1))
 
 # PyTorch's other names for the same cards.
 eq, ne, lt, le, gt, ge = equal, not_equal, less, less_equal, greater, greater_equal

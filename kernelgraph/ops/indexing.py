@@ -104,12 +104,20 @@ def _getitem_cuda(k):
     return getitem
 
 
+def _getitem_grad_fn(node) -> str:
+    index = (node.attrs or {}).get("index", ())
+    if any(type(i) is int for i in index):
+        return "SelectBackward0"
+    return "SliceBackward0" if any(type(i) is tuple for i in index) else "UnsqueezeBackward0"
+
+
 getitem = define(
     "getitem", _getitem_forward,
     lambda s, d, attrs: (_getitem_shape(s[0], attrs["index"]), d[0]),
     lambda g, out, needs, attrs, x: (getitem_grad(g, x, index=attrs["index"]),),
     traits=("view",), reference=RG.getitem, cuda=_getitem_cuda, attr_names=("index",), saves=(),
-    doc="Basic indexing ``x[index]`` (ints, slices, ``...``, None): a view.")
+    grad_fn=_getitem_grad_fn,
+    doc="Basic indexing ``x[index]`` (ints, slices, ``...``, None): a view.", batch="getitem")
 
 
 def _getitem_grad_forward(g, x, index):
@@ -123,7 +131,7 @@ getitem_grad = define(
     lambda gg, out, needs, attrs, g, x: (getitem(gg, index=attrs["index"]), None),
     reference=RG.getitem_grad,
     cuda=lambda k: lambda g, x, index: k.indexing.zeros_with(g, x.shape, _decode(index)),
-    doc="Zeros of x's shape with g scattered into ``x[index]``: the gradient of getitem.")
+    doc="Zeros of x's shape with g scattered into ``x[index]``: the gradient of getitem.", saves=())
 
 
 # -- setitem: x[index] = value -----------------------------------------------------------------
@@ -212,7 +220,7 @@ setitem = define(
     inputs=2, saves=(),
     doc="A copy of x with ``value`` (broadcast) written at the basic index ``index``: what "
         "eager ``x[index] = value`` records (in place, as ``setitem_``); the gradient passes "
-        "to x outside the index and to value inside it.")
+        "to x outside the index and to value inside it.", grad_fn="CopySlices")
 
 
 # -- gather / embedding ----------------------------------------------------------------------
@@ -255,7 +263,8 @@ def _gather_cuda(k):
 
 gather = define("gather", _gather_forward, _gather_infer, _gather_grad, reference=R.gather,
                 cuda=_gather_cuda, attr_names=("axis",), inputs=2,
-                doc="Slices of ``params`` at integer ``indices`` along ``axis`` (tf.gather).")
+                doc="Slices of ``params`` at integer ``indices`` along ``axis`` (tf.gather).",
+                saves=(0, 1), grad_fn="IndexSelectBackward0", batch="gather")
 
 
 def _gather_grad_forward(g, indices, like, axis=0):
@@ -267,7 +276,8 @@ gather_grad = define(
     lambda gg, out, needs, attrs, g, indices, like: (
         gather(gg, indices, axis=attrs.get("axis", 0)), None, None),
     reference=RG.gather_grad, cuda=lambda k: k.indexing.gather_grad,
-    doc="Zeros of like's shape with g's slices added at ``indices`` (repeats accumulate).")
+    doc="Zeros of like's shape with g's slices added at ``indices`` (repeats accumulate).",
+    saves=(1,))
 
 
 def embedding(weights, ids):
@@ -326,7 +336,8 @@ def _pad_cuda(k):
 
 pad = define("pad", _pad_forward, _pad_infer, _pad_grad, reference=R.pad, cuda=_pad_cuda,
              attr_names=("paddings", "value"),
-             doc="Pad each dim with ``(before, after)`` entries of ``value`` (tf.pad).")
+             doc="Pad each dim with ``(before, after)`` entries of ``value`` (tf.pad).", saves=(),
+             grad_fn="ConstantPadNdBackward0")
 
 
 # -- one_hot, clip, argmax -------------------------------------------------------------------
@@ -357,7 +368,8 @@ def _one_hot_cuda(k):
 
 one_hot = define("one_hot", _one_hot_forward, _one_hot_infer, None, reference=R.one_hot,
                  cuda=_one_hot_cuda, attr_names=("depth", "dtype"),
-                 doc="A 1 at each index along a new last axis of size ``depth`` (no gradient).")
+                 doc="A 1 at each index along a new last axis of size ``depth`` (no gradient).",
+                 batch="one_hot")
 
 
 def _clip_infer(shapes_, dtypes, attrs):
@@ -402,7 +414,8 @@ def _clip_cuda(k):
 clip = define("clip", _clip_forward, _clip_infer, _clip_grad, reference=R.clip, cuda=_clip_cuda,
               attr_names=("min", "max"),
               doc="x limited to [min, max] (torch.clamp: NaN stays NaN, a NaN bound gives NaN); "
-                  "the gradient passes where min <= x <= max.")
+                  "the gradient passes where min <= x <= max.", saves=(0,),
+                  grad_fn="ClampBackward1", batch="elementwise")
 
 
 def _argmax_infer(shapes_, dtypes, attrs):
@@ -435,4 +448,4 @@ argmax = define("argmax", _argmax(K), _argmax_infer, None, reference=R.argmax,
                 doc="int64 index of the first maximum along ``axis`` (None: of the flattened "
                     "tensor), or of the first NaN, as in PyTorch (which refuses bools, as "
                     "kernelgraph does); no gradient. An empty axis "
-                    "is refused; other empty dims give an empty result.")
+                    "is refused; other empty dims give an empty result.", batch="argmax")

@@ -91,7 +91,9 @@ def _concat_grad(g, out, needs, attrs, *inputs):
 
 concat_op = define("concat", _concat(K), _concat_infer, _concat_grad, reference=R.concat,
                    cuda=lambda k: _concat(k.indexing),
-                   doc="Join tensors of one dtype along an existing ``axis``.")
+                   doc="Join tensors of one dtype along an existing ``axis``.",
+                   saves=(),  # the rule reads the inputs' sizes alone, as PyTorch's cat
+                   grad_fn="CatBackward0", batch="join")
 
 
 def _concat_slice_forward(g, *tensors, index, axis):
@@ -110,7 +112,7 @@ concat_slice = define(
     "concat_slice", _concat_slice_forward,
     lambda s, d, attrs: (s[1 + attrs["index"]], d[0]), _concat_slice_grad, traits=("view",),
     reference=RG.concat_slice, cuda=lambda k: k.indexing.concat_slice,
-    doc="The piece of a concat's gradient ``g`` that belongs to input ``index``.")
+    doc="The piece of a concat's gradient ``g`` that belongs to input ``index``.", saves="all")
 
 
 def concat(tensors, axis: int = 0, name: str | None = None):
@@ -171,7 +173,8 @@ def _stack_grad(g, out, needs, attrs, *inputs):
 
 stack_op = define("stack", _stack(K), _stack_infer, _stack_grad, reference=R.stack,
                   cuda=lambda k: _stack(k.indexing),
-                  doc="Join tensors of one shape along a new ``axis``.")
+                  doc="Join tensors of one shape along a new ``axis``.", saves=(),
+                  grad_fn="StackBackward0", batch="join")
 
 
 def stack(tensors, axis: int = 0, name: str | None = None):
@@ -263,12 +266,13 @@ split_piece = define(
     "split_piece", _split_forward, _split_infer,
     lambda g, out, needs, attrs, x: (split_grad(g, x, **attrs),), traits=("view",),
     reference=RG.split_piece, cuda=_split_cuda,
-    doc="Piece ``index`` of x split along ``axis`` into ``sizes`` (an int: equal pieces).")
+    doc="Piece ``index`` of x split along ``axis`` into ``sizes`` (an int: equal pieces).",
+    saves=(0,), grad_fn="SplitBackward0", batch="split_piece")
 split_grad = define(
     "split_grad", _split_grad_forward, lambda s, d, attrs: (s[1], d[0]),
     lambda gg, out, needs, attrs, g, x: (split_piece(gg, **attrs), None),
     reference=RG.split_grad, cuda=_split_grad_cuda,
-    doc="Zeros of x's shape with g in piece ``index``: the gradient of split_piece.")
+    doc="Zeros of x's shape with g in piece ``index``: the gradient of split_piece.", saves=())
 
 
 def split(x, num_or_size_splits, axis: int = 0, name: str | None = None) -> list:

@@ -14,6 +14,7 @@ from .. import shapes
 from ..errors import ShapeError
 from ..graph import shape_str
 from ..kernels import cpu
+from .casting import write_out
 from .elementwise import add, mul
 from .registry import define
 from .shape import matrix_transpose, reshape
@@ -118,11 +119,18 @@ def _matmul_grad(g, out, needs, attrs, a, b):
             (matmul(matrix_transpose(a), g) if needs[1] else None))
 
 
+def _matmul_grad_fn(node) -> str:
+    """PyTorch's name of matmul's backward: by the ranks of the operands."""
+    ranks = [len(x.shape) if hasattr(x, "shape") else np.ndim(x) for x in node.inputs]
+    return {(1, 1): "DotBackward0", (2, 1): "MvBackward0", (2, 2): "MmBackward0"}.get(
+        tuple(ranks), "BmmBackward0" if ranks == [3, 3] else "UnsafeViewBackward0")
+
+
 matmul = define("matmul", _matmul_forward, _matmul_infer, _matmul_grad,
                 traits=("fresh", "method"), reference=np.matmul, cuda=_matmul_cuda,
-                saves=((1, 0), (0, 1)),
+                saves=((1, 0), (0, 1)), grad_fn=_matmul_grad_fn,
                 doc="a @ b for rank >= 2; leading (batch) dims broadcast; both of one dtype "
-                    "(not bool), as in PyTorch and TF1.")
+                    "(not bool), as in PyTorch and TF1.", batch="matmul")
 
 
 # -- PyTorch's products (issue 21): mm, bmm, dot, outer, addmm, and matmul with vectors ------
@@ -240,7 +248,13 @@ def matmul_torch(input, other, *, out=None, name=None):  # noqa: A002
     torch.Size([4, 2])
     """
     if out is not None:
-        return _write_out(matmul_torch(input, other, name=name), out, "matmul", input, other)
+        result = matmul_torch(input, other, name=name)
+        want = TORCH_NAMES.get(np.dtype(result.dtype).name, (result.dtype,))[0]
+        got = TORCH_NAMES.get(np.dtype(out.dtype).name, (out.dtype,))[0] \
+            if hasattr(out, "dtype") else None
+        return write_out("matmul", result, out, (input, other), grad_enabled=None,
+                         exact_dtype=f"Expected out tensor to have dtype {want}, but got {got} "
+                                     "instead")
     ra, rb = _rank(input, "matmul", "input"), _rank(other, "matmul", "other")
     if ra == 0 or rb == 0:
         raise ProductShapeError("matmul: both arguments to matmul need to be at least 1D, "
@@ -267,21 +281,6 @@ def mv(input, vec, *, name=None):  # noqa: A002
     if (ra is not None and ra != 2) or (rb is not None and rb != 1):
         raise ProductShapeError(f"mv: vector + matrix @ vector expected, got 1, {ra}, {rb}")
     return matmul_torch(input, vec, name=name)
-
-
-def _write_out(result, out, what: str, *inputs):
-    """PyTorch's ``out=``: copy ``result`` into the eager tensor ``out`` and return ``out``."""
-    if not hasattr(out, "copy_") or not hasattr(out, "requires_grad"):
-        raise TypeError(f"{what}(): out= takes an eager tensor, got {type(out).__name__}")
-    if any(getattr(t, "requires_grad", False) for t in (*inputs, out)):
-        raise RuntimeError(f"{what}(): functions with out=... arguments don't support automatic "
-                           "differentiation, but one of the arguments requires grad.")
-    if tuple(out.shape) != tuple(result.shape):
-        raise RuntimeError(f"{what}(): out= has shape {list(out.shape)} but the result has "
-                           f"{list(result.shape)}; kernelgraph does not resize out= (PyTorch "
-                           "does, with a warning): pass a tensor of the result's shape")
-    out.copy_(result)
-    return out
 
 
 def _drop_axis(x, axis: int, what: str, name=None):

@@ -26,6 +26,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from .. import devices
 from .. import dtypes as D
 from . import closeness, elementwise_math, linalg, torch_reduce
 from . import shape_functions as SF
@@ -211,7 +212,7 @@ def to_(self, *args, dtype=None, **kw):
     """``x.to(dtype)`` (a graph node is placed by ``with kg.device(...)``, not moved)."""
     for a in args:
         if isinstance(a, str) and a.split(":")[0] in ("cpu", "cuda") or \
-                type(a).__name__ == "Device":
+                isinstance(a, devices.Device):
             raise TypeError("x.to(device) on a graph node: in static mode ops are placed with "
                             "`with kg.device('cuda'):` while the graph is built")
         dtype = a

@@ -59,12 +59,14 @@ softmax = define("softmax", _float_forward(K.softmax, "softmax"), _softmax_infer
                  _softmax_grad, traits=("fresh",), reference=R.softmax,
                  cuda=lambda k: k.nn.softmax, attr_names=("axis",),
                  doc="exp(x) / sum(exp(x)) along ``axis`` (default -1, also for None), "
-                     "computed stably; an empty tensor gives an empty result.")
+                     "computed stably; an empty tensor gives an empty result.", saves=("out",),
+                     grad_fn="SoftmaxBackward0", batch="softmax")
 log_softmax = define("log_softmax", _float_forward(K.log_softmax, "log_softmax"),
                      _log_softmax_infer, _log_softmax_grad, traits=("fresh",),
                      reference=R.log_softmax, cuda=lambda k: k.nn.log_softmax,
                      attr_names=("axis",),
-                     doc="log(softmax(x)) along ``axis``, computed stably.")
+                     doc="log(softmax(x)) along ``axis``, computed stably.", saves=("out",),
+                     grad_fn="LogSoftmaxBackward0", batch="softmax")
 
 
 def _xent_infer(shapes_, dtypes, attrs):
@@ -112,12 +114,13 @@ softmax_cross_entropy = define(
     reference=R.sparse_softmax_cross_entropy, cuda=lambda k: k.nn.softmax_cross_entropy,
     doc="Per-example -log softmax(logits)[label] for logits (batch, classes) and integer "
         "labels (batch,): TF1's sparse_softmax_cross_entropy_with_logits. A batch of no rows "
-        "gives an empty loss (PyTorch's reduction='none').")
+        "gives an empty loss (PyTorch's reduction='none').", saves=(0, 1),
+        grad_fn="NllLossBackward0", batch="row_by_row")
 softmax_cross_entropy_grad = define(
     "softmax_cross_entropy_grad", _xent_grad_forward,
     lambda s, d, attrs: (s[0], _floating(d[0])), _no_second_derivative, traits=("fresh",),
     reference=RG.softmax_cross_entropy_grad, cuda=lambda k: k.nn.softmax_cross_entropy_grad,
-    doc="(softmax(logits) - one_hot(labels)) * g[:, None], in one kernel.")
+    doc="(softmax(logits) - one_hot(labels)) * g[:, None], in one kernel.", saves="all")
 
 
 def cross_entropy(logits, labels):

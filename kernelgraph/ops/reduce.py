@@ -123,22 +123,32 @@ def _max_grad(g, out, needs, attrs, x):
     return (div(mul(hit, broadcast_reduced(g, x, **attrs)), count),)
 
 
+def _by_axis(all_of: str, by_axis: str):
+    """A ``grad_fn`` by whether the reduction names an axis (PyTorch's ``sum()`` is
+    ``SumBackward0``, ``sum(dim)`` ``SumBackward1``)."""
+    def name(node) -> str:
+        return all_of if (node.attrs or {}).get("axis") is None else by_axis
+    return name
+
+
 sum = define("sum", _sum_forward, _sum_infer, _sum_grad,  # noqa: A001
              traits=("fresh",), reference=R.reduce_sum, cuda=lambda k: k.reduce.reduce_sum,
              attr_names=("axis", "keepdims"), saves=(),
+             grad_fn=_by_axis("SumBackward0", "SumBackward1"),
              doc="Sum over ``axis`` (int, tuple or None for all), keeping dims if ``keepdims``; "
-                 "bools and integers sum to int64, as in PyTorch.")
+                 "bools and integers sum to int64, as in PyTorch.", batch="reduce")
 mean = define("mean", _mean_forward, _mean_infer, _mean_grad, traits=("fresh",),
               reference=R.reduce_mean, cuda=_mean_cuda, saves=(),
+              grad_fn=_by_axis("MeanBackward0", "MeanBackward1"),
               doc="Mean over ``axis``; NaN over an empty dimension (PyTorch's).",
-              attr_names=("axis", "keepdims"))
+              attr_names=("axis", "keepdims"), batch="reduce")
 max = define("max", _max_forward, _max_infer, _max_grad,  # noqa: A001
              traits=("fresh",), reference=R.reduce_max, cuda=_max_cuda,
-             attr_names=("axis", "keepdims"),
+             attr_names=("axis", "keepdims"), grad_fn=_by_axis("MaxBackward1", "AmaxBackward0"),
              doc="Maximum over ``axis`` (``torch.amax``): NaN where a NaN is reduced; the "
                  "gradient is split evenly between ties, and is NaN over a reduced NaN. An "
                  "empty dimension may be kept (a (0, 3) tensor's max over axis 1 is empty) "
-                 "but not reduced, as in PyTorch.")
+                 "but not reduced, as in PyTorch.", saves=("out", 0), batch="reduce")
 
 
 # -- the broadcasts that undo reductions -----------------------------------------------------
@@ -166,7 +176,7 @@ broadcast_reduced = define(
     lambda s, d, attrs: (s[1], d[0]), _broadcast_reduced_grad, shape_inputs=(1,),
     reference=RG.broadcast_reduced, cuda=lambda k: k.reduce.broadcast_reduced,
     doc="Spread a reduced gradient ``g`` back over ``like``'s shape (divided by the count if "
-        "``mean``): the gradient of sum/mean/max.")
+        "``mean``): the gradient of sum/mean/max.", saves=())
 
 
 def _sum_to_like_forward(g, like):
@@ -190,13 +200,13 @@ sum_to_like = define(
     lambda gg, out, needs, attrs, g, like: (broadcast_like(gg, g), None), shape_inputs=(1,),
     reference=RG.sum_to_like, cuda=lambda k: k.reduce.sum_to_like,
     doc="Sum ``g`` over the axes broadcasting added to reach ``like``'s shape: how a "
-        "gradient gets back to the shape of an input that was broadcast.")
+        "gradient gets back to the shape of an input that was broadcast.", saves=(0,))
 broadcast_like = define(
     "broadcast_like", lambda x, like: np.broadcast_to(x, np.shape(like)),
     lambda s, d, attrs: (s[1], d[0]),
     lambda gg, out, needs, attrs, x, like: (sum_to_like(gg, x), None), traits=("view",),
     shape_inputs=(1,), reference=RG.broadcast_like, cuda=lambda k: k.reduce.broadcast_like,
-    doc="Broadcast x to like's shape.")
+    doc="Broadcast x to like's shape.", saves=(0,), grad_fn="ExpandBackward0")
 
 
 # -- issue 21: min, prod, all, any, argmin, and the value at an index ------------------------
@@ -225,9 +235,9 @@ def _min_cuda(k):
 
 min = define("min", _min_forward, _min_infer, _max_grad,  # noqa: A001
              traits=("fresh",), reference=R.reduce_min, cuda=_min_cuda,
-             attr_names=("axis", "keepdims"),
+             attr_names=("axis", "keepdims"), grad_fn=_by_axis("MinBackward1", "AminBackward0"),
              doc="Minimum over ``axis`` (``torch.amin``): NaN where a NaN is reduced; the "
-                 "gradient is split evenly between ties, as ``max``'s.")
+                 "gradient is split evenly between ties, as ``max``'s.", saves=("out", 0))
 
 
 def _prod_infer(shapes_, dtypes, attrs):
@@ -251,9 +261,10 @@ def _prod_grad(g, out, needs, attrs, x):
 prod = define("prod", lambda x, axis=None, keepdims=False: KR.reduce_prod(x, axis, keepdims),
               _prod_infer, _prod_grad, traits=("fresh",), reference=R.reduce_prod,
               cuda=lambda k: k.reduce.reduce_prod, attr_names=("axis", "keepdims"),
+              grad_fn=_by_axis("ProdBackward0", "ProdBackward1"),
               doc="Product over ``axis``; bools and integers give int64 (wrapping), as in "
                   "PyTorch; 1 over an empty axis. The gradient is the product of the other "
-                  "elements, zeros included, as PyTorch's.")
+                  "elements, zeros included, as PyTorch's.", saves=("out", 0))
 
 
 def _logical_infer(what):
@@ -367,10 +378,12 @@ _TAKE_DOC = ("The values of torch.{0}(x, dim): x at ``indices`` (its arg{0} alon
              "element alone, as PyTorch's.")
 max_dim = define("max_dim", _take_forward("max_dim"), _take_infer("max_dim"), _take_grad,
                  traits=("fresh",), reference=R.take_along_axis, cuda=_take_cuda("max_dim"),
-                 attr_names=("axis", "keepdims"), inputs=2, doc=_TAKE_DOC.format("max"))
+                 attr_names=("axis", "keepdims"), inputs=2, doc=_TAKE_DOC.format("max"),
+                 saves=(0, 1), grad_fn="MaxBackward0")
 min_dim = define("min_dim", _take_forward("min_dim"), _take_infer("min_dim"), _take_grad,
                  traits=("fresh",), reference=R.take_along_axis, cuda=_take_cuda("min_dim"),
-                 attr_names=("axis", "keepdims"), inputs=2, doc=_TAKE_DOC.format("min"))
+                 attr_names=("axis", "keepdims"), inputs=2, doc=_TAKE_DOC.format("min"),
+                 saves=(0, 1), grad_fn="MinBackward0")
 
 
 def _put_forward(g, indices, like, axis, keepdims=False):
@@ -392,7 +405,7 @@ put_along_axis = define(
     traits=("fresh",), shape_inputs=(2,), reference=RG.put_along_axis, cuda=_put_cuda,
     attr_names=("axis", "keepdims"), inputs=3,
     doc="Zeros of ``like``'s shape with ``g`` at ``indices`` along ``axis``: the gradient of "
-        "max_dim and min_dim.")
+        "max_dim and min_dim.", saves=(1,))
 
 
 # -- cumsum ----------------------------------------------------------------------------------
@@ -427,4 +440,4 @@ cumsum = define("cumsum", _cumsum(KR.cumsum), _cumsum_infer, _cumsum_grad,
                 traits=("fresh",), reference=R.cumsum, cuda=lambda k: _cumsum(k.reduce.cumsum),
                 attr_names=("axis",),
                 doc="Running sums along ``axis``; bools and integers give int64, as in "
-                    "PyTorch.")
+                    "PyTorch.", saves=(), grad_fn="CumsumBackward0")

@@ -20,6 +20,15 @@ op names:
 - ``saves``: what the gradient rule reads of the forward's values (see :data:`SAVES`), so
   that eager mode knows which in-place changes invalidate a recorded node (PyTorch's
   "modified by an inplace operation" error) and which do not (``add``'s rule reads nothing).
+  Every registered card with a gradient rule declares it (``define`` refuses one that does
+  not); ``tests/test_op_saves.py`` checks each declaration against what the rule's code
+  loads, so nothing at run time depends on reading a rule's bytecode;
+- ``grad_fn``: PyTorch's name of its backward, which eager mode prints (``grad_fn=
+  <MulBackward0>``): a str, or a function of the recorded node where the name depends on
+  the call (``sum()`` is ``SumBackward0``, ``sum(dim)`` ``SumBackward1``); by default the
+  op's name in CamelCase with ``Backward0`` (``sin``: ``SinBackward0``);
+- ``batch``: how ``kg.autobatch`` runs a group of alike nodes of the op as one (a kind from
+  :data:`BATCHING`; ``"elementwise"`` for every elementwise op), or None: node by node.
 
 Calling an op dispatches on the types of its arguments to a *front-end*: eager tensors run at
 once (:mod:`kernelgraph.eager`), graph nodes add a node (:mod:`kernelgraph.static.build`),
@@ -33,7 +42,6 @@ naming both shapes, not NumPy's words).
 
 from __future__ import annotations
 
-import dis
 import sys
 from collections.abc import Callable, Mapping
 
@@ -74,12 +82,38 @@ TRAITS: dict[str, str] = {
 }
 
 
-#: What ``Op.saves`` holds: None where the card does not say (the rule may read every input
-#: and the output), or a tuple of the values the gradient rule reads (PyTorch's "saved
+#: How ``kg.autobatch`` may run a group of alike nodes of an op as one (``Op.batch``;
+#: :mod:`kernelgraph.autobatching.batchers` has one batcher per kind).
+BATCHING: dict[str, str] = {
+    "elementwise": "one input shape kept, broadcasting: the members' rows joined (FLAT) or "
+                   "stacked, per-sample dims aligned right (add, exp ... and clip, identity)",
+    "matmul": "x_i @ W joined by rows into one product, or the members stacked (batched)",
+    "reduce": "the reduced axes moved past the stacking axis, or kept apart by rows",
+    "softmax": "its axis moved past the stacking axis",
+    "transpose": "its perm moved past the stacking axis",
+    "reshape": "each member's shape behind the stacking axis",
+    "getitem": "its index behind a full slice of the stacking axis",
+    "join": "concat / stack of per-sample inputs along their axis, moved past the stacking "
+            "axis or kept by rows",
+    "gather": "a shared table's rows picked by all members' ids at once (embedding)",
+    "broadcast_to": "each member's target shape behind the stacking axis",
+    "cell": "an RNN / LSTM cell step on all members' rows, the four weights shared",
+    "split_piece": "one piece of each member, its axis moved past the stacking axis",
+    "argmax": "its axis moved past the stacking axis (not over a whole member)",
+    "one_hot": "all members' ids at once, the classes along a new last axis",
+    "images": "conv2d and the pools: the members' images joined along N, filters shared",
+    "row_by_row": "a loss per row over all members' rows (shared inputs repeated)",
+}
+
+
+#: What ``Op.saves`` holds: a tuple of the values the gradient rule reads (PyTorch's "saved
 #: variables"): ``i`` (input ``i``, always), ``"out"`` (the output), or ``(what, j)``
 #: (``what`` is read only when input ``j`` needs a gradient: ``mul`` reads y for x's
-#: gradient). ``()``: the rule reads no value, only shapes (add, sum, reshape ...).
-SAVES = "what the gradient rule reads: None (anything), or a tuple of i, 'out', (what, j)"
+#: gradient); ``()``: the rule reads no value, only shapes (add, sum, reshape ...);
+#: ``"all"``: it may read every input and the output (a rule over any number of inputs,
+#: ``concat_slice``'s); None (an unregistered card that does not say, such as a user's
+#: ``autograd.Function``): as ``"all"``.
+SAVES = "what the gradient rule reads: a tuple of i, 'out', (what, j); or 'all'"
 
 
 class Op:
@@ -88,7 +122,7 @@ class Op:
 
     __slots__ = ("name", "forward", "infer", "grad", "doc", "attr_names", "arity", "traits",
                  "scalar", "compute", "loops", "reference", "cuda", "shape_inputs", "module",
-                 "saves", "_cuda_kernel")
+                 "saves", "grad_fn", "batch", "_cuda_kernel")
 
     # Facts of the ops the compiler makes for one device (:class:`FusedOp`); None here.
     members = source = ufunc = updates = device_type = None
@@ -98,12 +132,14 @@ class Op:
                  loops=None, reference: Callable | None = None, cuda: Callable | None = None,
                  shape_inputs: tuple = (), view: bool = False, elementwise: bool = False,
                  doc: str = "", attr_names: tuple = (), inputs: int | None = None,
-                 module: str | None = None, saves: tuple | None = None):
+                 module: str | None = None, saves: tuple | str | None = None,
+                 grad_fn: str | Callable | None = None, batch: str | None = None):
         traits = frozenset(traits) | {t for t, on in (("view", view),
                                                       ("elementwise", elementwise)) if on}
         if shape_inputs:
             traits |= {"shape_only"}
-        _check_card(name, traits, scalar, shape_inputs)
+        batch = batch or ("elementwise" if "elementwise" in traits else None)
+        _check_card(name, traits, scalar, shape_inputs, batch)
         self.name = name
         self.forward = forward
         self.infer = infer
@@ -118,7 +154,9 @@ class Op:
         self.cuda = cuda  # kernelgraph.kernels.cuda -> the CUDA forward (see kernel())
         self.shape_inputs = tuple(shape_inputs)  # inputs read for their shape alone
         self.module = module  # the module that defined the op (its family)
-        self.saves = None if saves is None else tuple(saves)  # see SAVES
+        self.saves = saves if saves is None or saves == "all" else tuple(saves)  # see SAVES
+        self.grad_fn = grad_fn or _backward_name(name)  # PyTorch's name of its backward
+        self.batch = batch  # how kg.autobatch runs alike nodes of it as one (BATCHING)
         self.doc = doc
         # Attributes that may also be passed by position after the ``inputs`` tensors, as in
         # ``kg.sum(x, 1)`` or ``kg.reshape(x, (2, 3))``; ops without any take any arity.
@@ -130,21 +168,17 @@ class Op:
 
     def reads(self, inputs: int) -> tuple:
         """What the gradient rule reads, as :data:`SAVES` items, for a node of ``inputs``
-        inputs: ``saves`` where the card says, else what the rule's own code loads of its
-        arguments (``lambda g, out, needs, attrs, x: (mul(g, cos(x)),)`` reads ``x``, not
-        ``out``); everything where that cannot be told (a rule taking ``*inputs``).
+        inputs: the card's ``saves``; every input and the output where it says ``"all"``
+        (or, an unregistered card, says nothing).
 
         >>> import kernelgraph as kg
-        >>> kg.ops.exp.reads(1), kg.ops.add.reads(2)
-        (('out',), ())
+        >>> kg.ops.exp.reads(1), kg.ops.add.reads(2), kg.ops.OPS["concat_slice"].reads(2)
+        (('out',), (), (0, 1, 'out'))
         """
-        if self.saves is not None:
-            return self.saves
-        key = (self.grad, inputs)
-        found = _READS.get(key)
-        if found is None:
-            found = _READS[key] = _rule_reads(self.grad, inputs)
-        return found
+        saves = self.saves
+        if saves is None or saves == "all":
+            return (*range(inputs), "out")
+        return saves
 
     @property
     def view(self) -> bool:
@@ -266,47 +300,41 @@ class Op:
 
 
 OPS: dict[str, Op] = {}
-_READS: dict = {}  # (gradient rule, number of inputs) -> what it reads (Op.reads)
-_LOADS = frozenset(("LOAD_FAST", "LOAD_FAST_CHECK", "LOAD_FAST_AND_CLEAR", "LOAD_DEREF",
-                    "LOAD_CLOSURE", "LOAD_FAST_LOAD_FAST", "DELETE_FAST", "STORE_FAST"))
 
 
-def _rule_reads(rule, inputs: int) -> tuple:
-    """The :data:`SAVES` items a gradient rule ``(g, out, needs, attrs, *inputs)`` reads,
-    told from the names its code loads (an argument it never names, it never reads)."""
-    everything = (*range(inputs), "out")
-    code = getattr(rule, "__code__", None)
-    if code is None or code.co_flags & 0x0C:  # not plain Python, or *args / **kwargs
-        return everything
-    names = code.co_varnames[:code.co_argcount]
-    if len(names) != 4 + inputs:
-        return everything
-    loaded = set(code.co_cellvars)  # (an argument a nested function uses: read)
-    for ins in dis.get_instructions(code):
-        if ins.opname in _LOADS:
-            arg = ins.argval
-            loaded.update(arg if isinstance(arg, tuple) else (arg,))
-    return tuple(["out"] * (names[1] in loaded) +
-                 [i for i in range(inputs) if names[4 + i] in loaded])
+def _backward_name(op_name: str) -> str:
+    """The default ``grad_fn`` of a card: ``max_pool`` -> ``MaxPoolBackward0``; a name that
+    is not an identifier (``function:loss_fn``, a kg.function's) stands as it is."""
+    if not op_name.replace("_", "a").isalnum():
+        return op_name
+    return "".join(part.capitalize() for part in op_name.split("_")) + "Backward0"
 
 
 def define(name: str, forward, infer, grad=None, **kw) -> Op:
-    """Create and register an op card (names are unique); its ``module`` is the caller's."""
+    """Create and register an op card (names are unique); its ``module`` is the caller's. A
+    card with a gradient rule must declare what the rule reads (``saves=``, see
+    :data:`SAVES`)."""
     if name in OPS:
         raise ValueError(f"op {name!r} is already defined")
+    if grad is not None and kw.get("saves") is None:
+        raise ValueError(f"op {name!r} has a gradient rule but declares no saves= (what the "
+                         "rule reads of the forward's values: a tuple, or 'all')")
     kw.setdefault("module", sys._getframe(1).f_globals.get("__name__"))
     op = Op(name, forward, infer, grad, **kw)
     OPS[name] = op
     return op
 
 
-def _check_card(name: str, traits: frozenset, scalar, shape_inputs) -> None:
+def _check_card(name: str, traits: frozenset, scalar, shape_inputs, batch) -> None:
     unknown = sorted(traits - TRAITS.keys())
     if unknown:
         raise ValueError(f"op {name!r}: unknown trait(s) {', '.join(map(repr, unknown))}; "
                          f"the traits are {', '.join(TRAITS)}")
     if "fusable" in traits and scalar is None:
         raise ValueError(f"op {name!r} is fusable but has no scalar body")
+    if batch is not None and batch not in BATCHING:
+        raise ValueError(f"op {name!r}: unknown batch kind {batch!r}; the kinds are "
+                         f"{', '.join(BATCHING)}")
     if "shape_only" in traits and not shape_inputs:
         raise ValueError(f"op {name!r} is shape_only but names no shape_inputs")
 
@@ -355,7 +383,16 @@ class DerivedOp(Op):
     ('add_', True, True, ())
     """
 
-    __slots__ = ("base", "inplace", "grad_fn_name")
+    __slots__ = ("base", "inplace")
+
+    @property
+    def grad_fn_name(self) -> str:
+        """The card's ``grad_fn`` (a name given to the variant, such as ``CopySlices``)."""
+        return self.grad_fn
+
+    @grad_fn_name.setter
+    def grad_fn_name(self, name: str) -> None:
+        self.grad_fn = name
 
     @classmethod
     def inplace_of(cls, base: Op, grad_fn_name: str, name: str | None = None) -> DerivedOp:
@@ -364,9 +401,11 @@ class DerivedOp(Op):
                  traits=base.traits - {"method"}, scalar=base.scalar, compute=base.compute,
                  loops=base.loops, reference=base.reference, cuda=base.cuda,
                  shape_inputs=base.shape_inputs, doc=f"In place: {base.doc}",
-                 attr_names=base.attr_names, module=base.module, saves=base.saves)
+                 attr_names=base.attr_names, module=base.module, saves=base.saves,
+                 grad_fn=grad_fn_name)
         op.arity = base.arity
-        op.base, op.inplace, op.grad_fn_name = base, True, grad_fn_name
+        op.base, op.inplace = base, True
+        op.batch = None  # an in-place write is never batched (kg.autobatch refuses it)
         return op
 
 

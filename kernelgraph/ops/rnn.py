@@ -148,7 +148,7 @@ rnn_tanh_cell = define(
     cuda=_cell_cuda,
     doc="tanh(x @ w_ih.T + b_ih + h @ w_hh.T + b_hh) for x (batch, input), h (batch, "
         "hidden), w_ih (hidden, input), w_hh (hidden, hidden), b_ih and b_hh (hidden,): one "
-        "step of an Elman RNN (kg.nn.RNNCell) in one op.")
+        "step of an Elman RNN (kg.nn.RNNCell) in one op.", saves=("out", 0, 1, 2, 3), batch="cell")
 
 
 # -- lstm_cell -------------------------------------------------------------------------------
@@ -259,4 +259,4 @@ lstm_cell = define(
         "x @ w_ih.T + b_ih + h @ w_hh.T + b_hh, for x (batch, input), h and c (batch, "
         "hidden), w_ih (4*hidden, input), w_hh (4*hidden, hidden), b_ih and b_hh "
         "(4*hidden,). The activations are in the output for the gradient to read; "
-        "kg.nn.LSTMCell takes h' and c' from it.")
+        "kg.nn.LSTMCell takes h' and c' from it.", saves=("out", 0, 1, 2, 3, 4), batch="cell")

@@ -118,4 +118,5 @@ rnn_tanh_scan = Op(
     "rnn_tanh_scan", _forward, _infer, _grad, attr_names=("steps",), inputs=7,
     doc="Steps of rnn_tanh_cell over rows continuing earlier rows (kg.autobatch's "
         "recurrences): x (rows, input), h0 (steps[0], hidden), the cell's weights, prev "
-        "(rows - steps[0],) the output row each later row continues; steps: rows a step.")
+        "(rows - steps[0],) the output row each later row continues; steps: rows a step.",
+    saves=("out", 0, 1, 2, 3, 6))

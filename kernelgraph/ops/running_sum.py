@@ -47,4 +47,4 @@ def _grad(g, out, needs, attrs, start, terms):
 running_sum = Op(
     "running_sum", _forward, _infer, _grad, inputs=2,
     doc="Every partial sum of start + terms[0] + terms[1] + ..., added in order, stacked "
-        "(kg.autobatch's chains of additions).")
+        "(kg.autobatch's chains of additions).", saves=())

@@ -179,18 +179,30 @@ def _reshape_cuda(k):
     return reshape
 
 
+def _reshape_grad_fn(node) -> str:
+    # kg.dot (and torch.matmul of two vectors) is a (1, n) @ (n, 1) product viewed as 0-d:
+    # PyTorch names that DotBackward0.
+    source = getattr(node.inputs[0], "_node", None) if node.inputs else None
+    if (source is not None and source.op.name == "matmul" and tuple(node.shape) == ()
+            and tuple(source.shape) == (1, 1)):
+        return "DotBackward0"
+    return "ViewBackward0"
+
+
 reshape = define("reshape", _reshape_forward, _reshape_infer,
                  lambda g, out, needs, attrs, x: (reshape_like(g, x),), traits=("view",),
                  reference=R.reshape, cuda=_reshape_cuda, attr_names=("shape",), saves=(),
+                 grad_fn=_reshape_grad_fn,
                  doc="Same elements, new shape (a tuple or list of ints; NumPy ints too). "
                      "Exactly one dim may be -1, inferred from the others; the element "
-                     "counts must match. PyTorch's rules and errors, in both modes.")
+                     "counts must match. PyTorch's rules and errors, in both modes.",
+                     batch="reshape")
 reshape_like = define("reshape_like", lambda x, like: np.reshape(x, np.shape(like)),
                       lambda s, d, attrs: (s[1], d[0]),
                       lambda gg, out, needs, attrs, x, like: (reshape_like(gg, x), None),
                       traits=("view",), reference=RG.reshape_like,
                       cuda=lambda k: k.shape.reshape_like,
-                      doc="Reshape x to like's shape.")
+                      doc="Reshape x to like's shape.", saves=(0,), grad_fn="ViewBackward0")
 
 
 def _tf_type_name(v) -> str:
@@ -322,10 +334,18 @@ def _transpose_cuda(k):
     return lambda x, perm=None: permute(x, normalize_perm(perm, x.ndim))
 
 
+def _transpose_grad_fn(node) -> str:
+    perm = (node.attrs or {}).get("perm")
+    if perm is None:
+        return "TBackward0"  # x.t(); kg.transpose(x) reverses the dims as x.t() does
+    moved = [i for i, p in enumerate(perm) if p % len(perm) != i]
+    return "TransposeBackward0" if len(moved) == 2 else "PermuteBackward0"
+
+
 transpose = define("transpose", _transpose_forward, _transpose_infer, _transpose_grad,
                    traits=("view",), reference=R.transpose, cuda=_transpose_cuda,
-                   attr_names=("perm",), saves=(),
-                   doc="Permute axes (reverse them when ``perm`` is None).")
+                   attr_names=("perm",), saves=(), grad_fn=_transpose_grad_fn,
+                   doc="Permute axes (reverse them when ``perm`` is None).", batch="transpose")
 
 
 def _matrix_transpose_infer(shapes_, dtypes, attrs):
@@ -339,7 +359,7 @@ matrix_transpose = define(
     "matrix_transpose", lambda x: np.swapaxes(x, -1, -2), _matrix_transpose_infer,
     lambda g, out, needs, attrs, x: (matrix_transpose(g),), traits=("view",),
     reference=RG.matrix_transpose, cuda=lambda k: k.shape.matrix_transpose,
-    doc="Swap the last two axes.")
+    doc="Swap the last two axes.", saves=(), grad_fn="TransposeBackward0", batch="elementwise")
 
 
 def _broadcast_to_infer(shapes_, dtypes, attrs):
@@ -360,4 +380,5 @@ broadcast_to = define(
     _broadcast_to_infer, lambda g, out, needs, attrs, x: (sum_to_like(g, x),),
     traits=("view",), reference=R.broadcast_to,
     cuda=lambda k: lambda x, shape: k.shape.broadcast_to_shape(x, _norm_shape(shape)),
-    attr_names=("shape",), saves=(), doc="Broadcast x to ``shape`` (a read-only view).")
+    attr_names=("shape",), saves=(), doc="Broadcast x to ``shape`` (a read-only view).",
+    grad_fn="ExpandBackward0", batch="broadcast_to")

@@ -372,7 +372,8 @@ def _clone_cuda(k):
 _clone = define("clone", _clone_forward, lambda s, d, attrs: (s[0], d[0]),
                 lambda g, out, needs, attrs, x: (g,), traits=("fresh",),
                 reference=lambda x, **attrs: np.array(x, copy=True), cuda=_clone_cuda,
-                inputs=1, doc="A copy of x (new memory; its gradient passes through).")
+                inputs=1, doc="A copy of x (new memory; its gradient passes through).", saves=(),
+                grad_fn="CloneBackward0")
 
 
 def clone(x, *, memory_format=None):

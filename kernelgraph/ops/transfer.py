@@ -29,4 +29,4 @@ def _grad(g, out, needs, attrs, x):
 to_device = define("to_device", _forward, _infer, _grad, traits=("transfer",),
                    reference=RG.to_device, cuda=lambda k: _forward, attr_names=("device",),
                    doc="x copied to ``device`` ('cpu', 'cuda:0'); the gradient is copied "
-                       "back.")
+                       "back.", saves=(0,), grad_fn="ToCopyBackward0")

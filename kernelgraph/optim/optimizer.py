@@ -32,7 +32,7 @@ __all__ = ["GraphUpdates", "Optimizer"]
 
 def is_graph_node(x) -> bool:
     """True for a static graph node (a fed learning rate ...), False for eager tensors."""
-    return isinstance(x, Node) and type(x).__name__ != "EagerNode"
+    return isinstance(x, Node) and x.symbolic
 
 
 def number(what: str, value, low: float = 0.0, high: float | None = None,

@@ -15,6 +15,7 @@ import numpy as np
 
 from .. import devices, operators
 from .. import dtypes as D
+from ..eager.tensors import Tensor
 from ..errors import ShapeError, located
 from ..graph import Node, get_default_graph, user_location
 from ..kernels import reference_grads as RG
@@ -106,7 +107,7 @@ def build(op, args, attrs) -> Node:
     for a in args:
         if isinstance(a, Node):
             inputs.append(placed(a, device, location) if moves else a)
-        elif type(a).__name__ == "Tensor" and hasattr(a, "requires_grad"):
+        elif isinstance(a, Tensor):
             raise located(TypeError(
                 f"cannot use an eager tensor in graph op '{op.name}'; wrap its value with "
                 "kg.constant(t.detach().numpy()) or use a kg.placeholder"), location)

@@ -51,9 +51,9 @@ from .build import const
 from .explanation import Explanation, PassResult  # noqa: F401 - Explanation: read from here
 from .fusion import fuse
 from .program import Program, clone, const_value, needed, rewritable, rewrite
+from .variables import ASSIGNS
 
 FOLD_MAX_ELEMENTS = 1 << 20  # larger results stay computed at run time (TF limits this too)
-_ASSIGNS = ("assign", "assign_add", "assign_sub")
 _clone = clone  # the name the fusion pass and older code import from here
 
 
@@ -86,7 +86,7 @@ def specialize(program: Program) -> tuple[Program, list]:
         controls = tuple(replaced.get(id(c), c) for c in n.control_inputs)
         if id(n) in program.feeds:
             shape = tuple(shapes[id(n)])
-        elif n.op.name in _ASSIGNS:
+        elif n.op in ASSIGNS:
             shape = _checked_assign(n, shape_of(inputs[1]))
         elif not n.inputs or n.op.infer is None:
             shape = n.shape  # a source (variable, constant, random): its shape is its own

@@ -199,7 +199,7 @@ class Session:
             if what == "Feed":
                 raise TypeError(f"Cannot interpret feed_dict key as Tensor: Can not convert "
                                 f"an Operation ('{x.name}') into a Tensor.")
-        if not isinstance(x, Node) or type(x).__name__ == "EagerNode":
+        if not isinstance(x, Node) or not x.symbolic:
             if what == "Feed":
                 raise TypeError(f"Cannot interpret feed_dict key as Tensor: Can not convert a "
                                 f"{type(x).__name__} into a Tensor.")

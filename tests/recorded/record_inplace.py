@@ -59,6 +59,27 @@ def input_of_mul_changed(torch):
 
 
 @case
+def input_of_cat_changed(torch):
+    # cat's and stack's backward read only the inputs' sizes: a later change is no error
+    x = torch.ones(2, requires_grad=True)
+    a = x * 1
+    y = torch.cat([a, a * 3])
+    a.mul_(2)
+    (y * torch.arange(1.0, 5.0)).sum().backward()
+    return x.grad
+
+
+@case
+def input_of_stack_changed(torch):
+    x = torch.ones(2, requires_grad=True)
+    a = x * 1
+    y = torch.stack([a, a * 3], 1)
+    a.mul_(2)
+    (y * torch.arange(1.0, 5.0).reshape(2, 2)).sum().backward()
+    return x.grad
+
+
+@case
 def leaf_input_changed(torch):
     w = torch.ones(3, requires_grad=True)
     x = torch.ones(3)

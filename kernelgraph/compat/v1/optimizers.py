@@ -30,7 +30,7 @@ class Optimizer(_GraphUpdates):
     def compute_gradients(self, loss: Node, var_list: list | None = None) -> list:
         """``[(gradient, variable)]`` for ``var_list`` (default: the trainable variables of
         the loss's graph); the gradient is None where the loss does not depend on it."""
-        if not isinstance(loss, Node) or type(loss).__name__ == "EagerNode":
+        if not isinstance(loss, Node) or not loss.symbolic:
             raise TypeError(f"{type(self).__name__}.compute_gradients needs a graph tensor "
                             f"loss, got {type(loss).__name__}")
         graph = loss.graph

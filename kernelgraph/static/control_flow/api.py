@@ -40,7 +40,7 @@ from .loop import build_while
 
 
 def _is_static(values) -> bool:
-    if any(isinstance(v, Node) and type(v).__name__ != "EagerNode" for v in values):
+    if any(isinstance(v, Node) and v.symbolic for v in values):
         return True
     return getattr(get_default_graph(), "capture", None) is not None  # inside a traced body
 

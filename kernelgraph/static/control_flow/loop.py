@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from ... import dtypes as D
+from ...eager import Tensor
 from ...errors import shown
 from ...graph import Node, shape_str
 from ...ops.control import OBJECT, Results, describe, flatten, pack_as, structure_of, while_op
@@ -205,9 +206,9 @@ def build_while(cond, body, loop_vars, shape_invariants, maximum_iterations, bac
     graph = graph_for(flat + [maximum_iterations])
     init = []
     for k, v in enumerate(flat):
-        if isinstance(v, Node) and type(v).__name__ != "EagerNode":
+        if isinstance(v, Node) and v.symbolic:
             init.append(read_in(graph, v, location))
-        elif type(v).__name__ == "Tensor":
+        elif isinstance(v, Tensor):
             raise TypeError(f"kg.while_loop: loop variable {k} is an eager tensor, but the "
                             f"loop is in a graph; use graph nodes{where(location)}")
         else:

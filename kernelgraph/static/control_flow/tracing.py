@@ -14,6 +14,7 @@ from __future__ import annotations
 import inspect
 
 from ... import devices
+from ...eager import Tensor
 from ...errors import where
 from ...graph import Graph, Node, get_default_graph
 from ...ops.control import describe, output_op, pack_as
@@ -148,12 +149,12 @@ def trace_function(fn, outer: Graph, what: str, location, params, template):
 def inner(graph: FuncGraph, value, dtype, what: str, k: int) -> Node:
     """What a traced function returned, as a node of its graph (numbers become constants
     of ``dtype``; outer nodes are captured)."""
-    if isinstance(value, Node) and type(value).__name__ != "EagerNode":
+    if isinstance(value, Node) and value.symbolic:
         return value if value.graph is graph else graph.capture(value)
     at = where(graph.location)
     if value is None:
         raise TypeError(f"the {what} returned None as value {k}; it must return tensors{at}")
-    if type(value).__name__ == "Tensor":
+    if isinstance(value, Tensor):
         raise TypeError(f"the {what} returned an eager tensor as value {k}; inside a graph "
                         "use graph nodes (kg.constant(t.detach().numpy()) for a fixed value)"
                         f"{at}")

@@ -94,7 +94,7 @@ def test_the_declaration_covers_what_the_rule_reads(name):
         assert op.saves == "all" or name in SHAPE_READS, (
             f"op {name!r}: its rule's code cannot be read for what it loads, so only "
             "saves='all' is safe (or a behaviour check in SHAPE_READS)")
-        pytest.skip(f"{name}: its rule takes *inputs; the disassembly cannot tell which it reads")
+        return  # a *inputs rule: its code cannot tell which it reads, so 'all' is the answer
     assert op.saves != "all", (f"op {name!r}: its rule reads {reads}; declare that, not 'all' "
                                "(which makes every in-place change of an input an error)")
     if name in SHAPE_READS:

@@ -48,18 +48,3 @@ class Parameter(metaclass=_ParameterType):
         p._param = True
         return p
 
-
-def _parameter_repr(plain):
-    def show(t) -> str:
-        text = plain(t)
-        return "Parameter containing:\n" + text if getattr(t, "_param", False) else text
-    show.__name__ = show.__qualname__ = getattr(plain, "__name__", "__repr__")
-    return show
-
-
-# PyTorch prints a parameter with a first line of its own. The printing of tensors lives a
-# floor below (eager/printing.py); the class that knows parameters adds the line here.
-if not getattr(Tensor.__repr__, "_shows_parameters", False):
-    Tensor.__repr__ = _parameter_repr(Tensor.__repr__)
-    Tensor.__str__ = _parameter_repr(Tensor.__str__)
-    Tensor.__repr__._shows_parameters = True

@@ -1,8 +1,12 @@
 """Eager tensors: :class:`Tensor`, a NumPy (or CUDA) array plus autograd state with
-PyTorch's names, and :class:`EagerNode`, the node an op records for its result.
+PyTorch's names, :func:`tensor`, which makes one from data, and :class:`EagerNode`, the node
+an op records for its result.
 
-The methods that run ops or autograd (the Python operators, ``exp``, ``sum``, ``reshape``,
-``backward`` ...) are installed by :mod:`.methods`; :mod:`.creation` makes tensors from data.
+The class body holds what a tensor is (its array, autograd state, shape, conversions); the
+methods that run ops or autograd (the Python operators, ``exp``, ``sum``, ``reshape``,
+``add_``, ``backward``, printing ...) live with what they use and are set on the class in
+one place, :func:`.methods.install`. The factories (``zeros``, ``ones`` ...) are in
+:mod:`.creation`.
 """
 
 from __future__ import annotations
@@ -370,12 +374,12 @@ class Tensor:
     def int(self) -> Tensor:
         return self.to(D.int32)
 
-    # (repr and str: PyTorch's printing, installed from .printing by .methods)
+    # (repr and str: PyTorch's printing, from .printing: see .methods.install)
 
     __hash__ = object.__hash__  # == is elementwise, as in PyTorch; identity hashing
 
     # -- autograd ------------------------------------------------------------------------------
-    # (``backward`` is installed by .methods, with the methods that run ops.)
+    # (``backward``: from .backprop, see .methods.install)
 
     def retain_grad(self) -> None:
         """Keep ``.grad`` for this non-leaf tensor after backward (leaves always keep it)."""

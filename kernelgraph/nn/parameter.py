@@ -3,7 +3,8 @@ registers when it is assigned as an attribute, as ``torch.nn.Parameter``.
 
 A parameter *is* an eager :class:`~kernelgraph.Tensor` (``type(p) is kg.Tensor``), marked as a
 parameter, so that every op and autograd take it as fast as any tensor;
-``isinstance(p, kg.nn.Parameter)`` asks for the mark. Results of ops on it are plain tensors.
+``isinstance(p, kg.nn.Parameter)`` asks for the mark, and the eager printing reads it to
+print PyTorch's first line. Results of ops on it are plain tensors.
 
 >>> import kernelgraph as kg
 >>> p = Parameter(kg.ones(2))

@@ -19,7 +19,7 @@ REPO = Path(__file__).resolve().parent.parent
 
 # Issue 29's target is about 300 lines in at most 8 modules (it measured 572 lines in 38
 # functions across 14 modules before). Optimisations and in-place bookkeeping stay off it.
-MAX_LINES = 315
+MAX_LINES = 320
 MAX_MODULES = 8
 OFF_THE_PATH = ("kernelgraph.ops.products", "kernelgraph.eager.sinks",
                 "kernelgraph.eager.inplace", "kernelgraph.eager.versions",

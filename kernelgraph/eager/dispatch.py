@@ -196,11 +196,12 @@ def _binary(op):
         else:
             return apply(op, (x, y), {})
         xd = x._array
+        if type(xd) is not ndarray:
+            return apply(op, (x, y), {})  # a GPU tensor: the CUDA kernel
         dt = xd.dtype
         u = loops.get(dt)
-        if u is None or type(xd) is not ndarray or trace.active or (
-                yd.dtype is not dt if ty is Tensor else dt.kind != "f"):
-            return apply(op, (x, y), {})  # (a GPU tensor: the CUDA kernel)
+        if u is None or trace.active or (yd.dtype is not dt if ty is Tensor else dt.kind != "f"):
+            return apply(op, (x, y), {})
         try:
             out = u(xd, yd)
         except Exception as e:  # noqa: BLE001

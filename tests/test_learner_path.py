@@ -12,6 +12,8 @@ import sys
 import types
 from pathlib import Path
 
+import pytest
+
 import kernelgraph as kg
 from kernelgraph import eager
 
@@ -89,9 +91,11 @@ def test_the_floors_above_hook_in_through_functions():
     assert len(seen) == 2
 
 
-def test_an_rnn_backward_still_sums_its_weight_gradients_in_one_product():
-    # The sink mode (eager/sinks.py) is taken for a graph that holds an RNN cell: the same
-    # gradients as the cell's rule computes step by step (create_graph: no sinks).
+@pytest.mark.parametrize("written", [False, True], ids=["plain", "after an in-place op"])
+def test_an_rnn_backward_still_sums_its_weight_gradients_in_one_product(written):
+    # The sink mode (eager/sinks.py) is taken for a graph that holds an RNN cell, also with
+    # an in-place op in it: the same gradients as the cell's rule computes step by step
+    # (create_graph: no sinks).
     kg.manual_seed(0)
     cell = kg.nn.RNNCell(3, 4)
     xs = [kg.randn(2, 3) for _ in range(5)]
@@ -100,6 +104,9 @@ def test_an_rnn_backward_still_sums_its_weight_gradients_in_one_product():
         h = kg.zeros(2, 4)
         for x in xs:
             h = cell(x, h)
+        if written:
+            h = h * 1.0
+            h[0] = h[0] * 2.0
         return (h * h).sum()
 
     loss().backward()

@@ -46,12 +46,10 @@ def propagate(order, grads: dict, mode: Mode, keep=frozenset(), ends=frozenset()
     """Run gradient rules for ``order`` (nodes, latest first), starting from ``grads``
     (``{id(key): (key, gradient)}``); returns the same dict holding every gradient reached.
 
-    A node's gradient leaves the dict once its rule has passed it on (so an intermediate's
-    gradient is freed as the walk goes on), except for nodes whose ids are in ``keep``: the
-    ``xs`` of ``gradients(ys, xs)`` / ``autograd.grad``, whose total derivative is the answer
-    even where it also flows on to an earlier x (``t = 2 * x``: dz/dx goes through t). It is
-    kept as it arrived, before the node's hooks (as ``torch.autograd.grad`` captures it).
-    Nodes in ``ends`` get their gradient (and their hooks run) but pass nothing on."""
+    A node's gradient leaves the dict once its rule has passed it on, except for the nodes
+    in ``keep``: the ``xs`` of ``gradients(ys, xs)`` / ``autograd.grad``, whose total
+    derivative is the answer (kept as it arrived, before the node's hooks). Nodes in ``ends``
+    get their gradient (and their hooks run) but pass nothing on."""
     tracing = trace.active
     value, inputs_of, same_shape = mode.value, mode.inputs, mode.same_shape
     on_gradient, accumulate = mode.on_gradient, mode.accumulate
@@ -64,14 +62,11 @@ def propagate(order, grads: dict, mode: Mode, keep=frozenset(), ends=frozenset()
         g = on_gradient(node, entry[1])
         if tracing:
             trace.emit("gradient", node=node, grad=g)
-        if ends and id(node) in ends:
+        rule = node.op.grad  # None: not differentiable (comparisons ...): no gradient flows
+        if rule is None or (ends and id(node) in ends):
             continue
-        rule = node.op.grad
-        if rule is None:
-            continue  # not differentiable (comparisons, sign ...): no gradient flows
         needs, values, keys = inputs_of(node)
-        in_grads = rule(g, value(node), needs, node.attrs, *values)
-        for k, v, gx in zip(keys, values, in_grads):
+        for k, v, gx in zip(keys, values, rule(g, value(node), needs, node.attrs, *values)):
             if k is None or gx is None:
                 continue
             if type(gx) is Parts:  # an item of a tuple-valued node (kg.cond, kg.while_loop)
@@ -79,7 +74,7 @@ def propagate(order, grads: dict, mode: Mode, keep=frozenset(), ends=frozenset()
                 grads[id(k)] = (k, gx if prev is None else prev[1].merged(gx))
                 continue
             if not same_shape(gx, v):
-                gx = sum_to_like(gx, v)
+                gx = sum_to_like(gx, v)  # broadcasting stretched the input
             if gx.dtype != v.dtype and v.dtype in FLOATS:
                 gx = cast(gx, dtype=v.dtype)  # a gradient keeps its input's dtype (PyTorch)
             prev = grads.get(id(k))

@@ -102,7 +102,8 @@ class autobatch:  # noqa: N801 - used like kg.no_grad
             gc.disable()
         _active.append(self)
         _local.batching = True
-        eager._deferred = registry.FRONTENDS[Tensor] = registry.FRONTENDS[LazyTensor] = _defer
+        eager.set_deferred(_defer)
+        registry.FRONTENDS[Tensor] = registry.FRONTENDS[LazyTensor] = _defer
 
     def __exit__(self, exc_type, exc, tb) -> bool:
         try:
@@ -115,7 +116,7 @@ class autobatch:  # noqa: N801 - used like kg.no_grad
                 _active.remove(self)
                 if not _active:
                     _local.batching = False
-                    eager._deferred = None
+                    eager.set_deferred(None)
                     registry.FRONTENDS[Tensor] = registry.FRONTENDS[LazyTensor] = eager.apply
                     _pending.clear()
                     _merged.clear()

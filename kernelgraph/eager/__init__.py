@@ -13,52 +13,56 @@ reachable from the result as ``c.grad_fn``; :func:`graph_of` lists the recorded 
 edges. While a trace listener is attached every op is recorded, so widgets can draw the
 whole computation.
 
-The modules, one idea each: :mod:`.tensors` (:class:`Tensor`, :class:`EagerNode`),
-:mod:`.creation` (:func:`tensor`, :func:`zeros`, :func:`ones`, :func:`arange`),
+The modules, one idea each: :mod:`.tensors` (:class:`Tensor`, :func:`tensor`,
+:class:`EagerNode`), :mod:`.creation` (:func:`zeros`, :func:`ones`, :func:`arange` ...),
 :mod:`.grad_mode` (:class:`no_grad` and its kin, per thread), :mod:`.dispatch` (:func:`apply`,
 the operators' hot path, recording, :func:`graph_of`), :mod:`.backprop` (:func:`backward`,
-:func:`grad`, hooks) and :mod:`.methods` (the Tensor methods that run ops).
+:func:`grad`, hooks), :mod:`.methods` (:func:`~.methods.install`: where Tensor gets every
+method its class body does not define), :mod:`.inplace` (in-place ops) and :mod:`.sinks`
+(an RNN's weight gradients as one product, registered with :mod:`.backprop`).
 """
 
 from __future__ import annotations
 
-import sys
-import types
-
-# (.inplace, .legacy and .methods install Tensor methods)
-from . import creation, dispatch, inplace, legacy, methods, tensors  # noqa: F401
+from . import creation, dispatch, legacy, methods, sinks, tensors  # noqa: F401
 from .backprop import backward, grad
-from .creation import arange, ones, tensor, zeros
+from .creation import arange, ones, zeros
 from .dispatch import _record as _record  # not public: for kernelgraph.jit
 from .dispatch import apply, graph_of
 from .grad_mode import _local as _local  # not public: for kernelgraph.jit and autobatching
 from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
-from .tensors import EagerNode, Tensor
+from .tensors import EagerNode, Tensor, tensor
 from .tensors import _wrap as _wrap  # not public: for kernelgraph.jit
+
+methods.install()  # every Tensor method the class body does not define, set in one place
 
 # The classes' public home, as before the split: what type(t), error messages and pickles name.
 Tensor.__module__ = EagerNode.__module__ = __name__
 
-# -- slots for the floor above --------------------------------------------------------------------
-# kg.function (kernelgraph/jit) sets ``_tracer`` and kg.autobatch (kernelgraph/autobatching/)
-# sets ``_deferred`` on this package; eager imports neither. The modules that read a slot keep
-# it as a module global, so the check on the hot path stays one global lookup: setting the slot
-# here passes it on to them (see ``_tracer`` in .tensors, ``_deferred`` in .dispatch).
+# -- hooks for the floor above ----------------------------------------------------------------
+# kg.function (kernelgraph/jit) and kg.autobatch (kernelgraph/autobatching/) hook into eager
+# mode through these two functions; eager imports neither. The modules that call a hook keep
+# it as a module global, so the check on the hot path stays one global lookup; the package
+# keeps a copy (``_tracer``, ``_deferred``) for the floor above to read.
 _tracer = None
 _deferred = None
-_SLOT_READERS = {"_tracer": (tensors, creation), "_deferred": (dispatch,)}
 
 
-class _Package(types.ModuleType):
-    """This package's module type: assigning a slot also sets it where it is read."""
+def set_tracer(tracer) -> None:
+    """While kg.function traces Python code: ``tracer(kind, tensor, value)`` is told when the
+    code reads a tensor's value or shape, makes a tensor from data or detaches one (see
+    ``_tracer`` in :mod:`.tensors`); None when no trace is open."""
+    global _tracer
+    _tracer = tensors._tracer = tracer
 
-    def __setattr__(self, name, value):
-        for module in _SLOT_READERS.get(name, ()):
-            setattr(module, name, value)
-        super().__setattr__(name, value)
 
+def set_deferred(deferred) -> None:
+    """While a ``kg.autobatch()`` block is open: ``deferred(op, args, attrs)`` records an op
+    of the blocks' threads for batched execution instead of running it (see ``_deferred``
+    in :mod:`.dispatch`); None when no block is open."""
+    global _deferred
+    _deferred = dispatch._deferred = deferred
 
-sys.modules[__name__].__class__ = _Package
 
 __all__ = ["EagerNode", "Tensor", "apply", "arange", "backward", "enable_grad", "grad",
            "graph_of", "is_grad_enabled", "no_grad", "ones", "set_grad_enabled", "tensor",

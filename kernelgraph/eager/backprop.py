@@ -4,6 +4,7 @@ and ``kg.autograd.grad``. :class:`_EagerMode` shows eager tensors to the one rev
 
 from __future__ import annotations
 
+import operator
 import threading
 
 import numpy as np
@@ -11,10 +12,9 @@ import numpy as np
 from .. import autodiff, devices, trace
 from .. import dtypes as D
 from .. import ops as O
-from ..ops.products import Sink, Stacker
 from . import tensors, versions
 from .dispatch import _value
-from .grad_mode import set_grad_enabled
+from .grad_mode import _local
 from .printing import grad_fn_name
 from .tensors import Tensor, _type_name, _wrap, source
 
@@ -29,22 +29,45 @@ _FREED = ("Trying to backward through the graph a second time (or directly acces
 
 
 class _EagerMode(autodiff.Mode):
-    """Eager tensors as autodiff sees them: values are arrays (or tensors when building a
-    differentiable backward graph), and gradients gather under nodes and leaf tensors."""
+    """Eager tensors as autodiff sees them: a rule computes on arrays (on tensors under
+    ``create_graph``, so that it records the backward graph), and gradients gather under
+    nodes and leaf tensors."""
 
-    def __init__(self, create_graph):
+    def __init__(self, create_graph: bool, check: bool = False):
         self.create_graph = create_graph
+        self.check = check  # values may have been written since (see _InPlaceMode)
         self._sums = {}  # id(leaf) -> the array this backward sums the leaf's gradient in
-        self.sinks = {}  # id(leaf) -> (leaf, its Sink): gradients handed in as factors
-        self.check = False  # whether saved values may have changed in place (versions)
+
+    def value(self, node):
+        return _as_input(node) if self.create_graph else node.value
+
+    def inputs(self, node):
+        needs, values, keys = [], [], []
+        for x in node.inputs:
+            if type(x) is Tensor:
+                values.append(x if self.create_graph else x._array)
+                needs.append(x.requires_grad)
+                keys.append(None if not x.requires_grad else x if x._node is None else x._node)
+            else:
+                values.append(x)
+                needs.append(False)
+                keys.append(None)
+        return needs, values, keys
+
+    def same_shape(self, g, x):
+        return g.shape == x.shape
+
+    def on_gradient(self, node, g):
+        if node.hooks or node.retained is not None:
+            g = _node_hooks(node, g, self.create_graph)
+        return g
 
     def accumulate(self, key, total, g):
         # A weight used many times (a tree network's layer at every node) gets a gradient per
         # use: after the first sum, which makes a new array, they are added into that array
         # in place (the same IEEE additions as the add op's, one allocation and dispatch
         # fewer per use). Only an array made here is written: a rule's result may be shared
-        # (one bias gradient handed to two inputs). An RNN cell's weights skip this: their
-        # rule hands the factors to a Sink (ops/products.py).
+        # (one bias gradient handed to two inputs).
         # (propagate hands over g in the leaf's shape and dtype.)
         if type(key) is Tensor and not self.create_graph:
             if self._sums.get(id(key)) is total and type(g) is ndarray:
@@ -55,61 +78,72 @@ class _EagerMode(autodiff.Mode):
             return total
         return O.add(total, g)
 
-    def value(self, node):
-        if not self.create_graph:
-            return node.value
-        # The output as a tensor of the graph being differentiated, so that a rule that
-        # reads it (tanh's 1 - y**2) is differentiated through it too, as PyTorch's saved
-        # result is: d2/dx2 tanh(x) is -2 y (1 - y**2), not 0.
-        out = _wrap(node.value)
-        out._node = node
-        out.requires_grad = True
-        return out
+    def finish(self, grads: dict) -> None:
+        """After the walk: add what a mode kept aside to ``grads`` (see eager/sinks.py)."""
+
+
+class _InPlaceMode(_EagerMode):
+    """The walk once in-place ops ran: a node sees each input tensor as it was when the node
+    was recorded (an in-place op since may have given it a new node: :func:`.tensors.source`),
+    and (``check``) refuses to run a rule that reads a value written since."""
 
     def inputs(self, node):
-        needs, values, keys = [], [], []
-        as_tensor, sinks = self.create_graph, self.sinks
-        rebased, seq = tensors.rebased, node.seq
-        for x in node.inputs:
+        needs, values, keys = super().inputs(node)
+        for i, x in enumerate(node.inputs):
             if type(x) is Tensor:
-                values.append(x if as_tensor else x._array)
-                # (an in-place op since this node may have given x a new node: see source)
-                made_by, requires_grad = source(x, seq) if rebased else (x._node,
-                                                                          x.requires_grad)
-                if requires_grad:
-                    if made_by is None:  # a leaf: a rule may hand its gradient to a sink
-                        if as_tensor:
-                            needs.append(True)
-                        else:
-                            entry = sinks.get(id(x))
-                            if entry is None:
-                                entry = sinks[id(x)] = (x, Sink())
-                            needs.append(entry[1])
-                        keys.append(x)
-                    else:
-                        needs.append(True)
-                        keys.append(made_by)
-                    continue
-            else:
-                values.append(x)
-            needs.append(False)
-            keys.append(None)
+                made_by, needs[i] = source(x, node.seq)
+                keys[i] = None if not needs[i] else x if made_by is None else made_by
         if self.check:
             check_saved(node, needs)
         return needs, values, keys
 
-    def same_shape(self, g, x):
-        return g.shape == x.shape
 
-    def on_gradient(self, node, g):
-        if node.hooks:
-            g = _run_hooks(node.hooks, g, self.create_graph)
-        if node.retained is not None:
-            owner = node.retained()
-            if owner is not None:
-                with _ACCUMULATING:
-                    owner._grad = _as_grad(g, owner.grad, self.create_graph)
-        return g
+# Modes that speed up the walk through particular ops register here from their own modules
+# (eager/sinks.py: an RNN's weight gradients summed in one product): ``(rules, Mode,
+# in-place Mode)``, taken for a walk that holds a node whose op's gradient rule is in
+# ``rules``. The general walk runs none of their code.
+MODES: list = []
+_RULE = operator.attrgetter("op.grad")
+
+
+def register_mode(rules, mode, inplace_mode) -> None:
+    """Walk with ``mode`` (``inplace_mode`` after in-place ops) whenever a node's gradient
+    rule is one of ``rules`` (and no backward graph is recorded)."""
+    MODES.append((rules, mode, inplace_mode))
+
+
+def _mode(order, create_graph: bool) -> _EagerMode:
+    """The Mode of a walk over ``order``: :class:`_EagerMode`, :class:`_InPlaceMode` once
+    in-place ops ran, or one of :data:`MODES`."""
+    written = bool(order) and versions.last_write >= order[-1].seq
+    inplace = written or tensors.rebased
+    mode = _InPlaceMode if inplace else _EagerMode
+    for rules, special, special_inplace in MODES:
+        if not create_graph and not rules.isdisjoint(map(_RULE, order)):
+            mode = special_inplace if inplace else special
+    return mode(create_graph, written)
+
+
+def _as_input(node) -> Tensor:
+    # The output as a tensor of the graph being differentiated, so that a rule that
+    # reads it (tanh's 1 - y**2) is differentiated through it too, as PyTorch's saved
+    # result is: d2/dx2 tanh(x) is -2 y (1 - y**2), not 0.
+    out = _wrap(node.value)
+    out._node = node
+    out.requires_grad = True
+    return out
+
+
+def _node_hooks(node, g, create_graph):
+    """A non-leaf's hooks run on its gradient, then ``retain_grad`` keeps it."""
+    if node.hooks:
+        g = _run_hooks(node.hooks, g, create_graph)
+    if node.retained is not None:
+        owner = node.retained()
+        if owner is not None:
+            with _ACCUMULATING:
+                owner._grad = _as_grad(g, owner.grad, create_graph)
+    return g
 
 
 def _run_hooks(hooks, g, create_graph):
@@ -142,22 +176,33 @@ def _check_hook_result(hook, replaced, g) -> None:
 
 
 def _as_grad(g, previous, create_graph, given=None):
-    """The new ``.grad``: ``g`` itself the first time; after that, as PyTorch's
-    AccumulateGrad, the sum written into the old gradient tensor (so ``g = w.grad`` taken
-    earlier sees it), except under ``create_graph`` or where the old one requires grad, when
-    the sum is a new tensor that records how it was made."""
-    if create_graph or (previous is not None and previous.requires_grad):
-        return g if previous is None else previous + g
+    """The new ``.grad``: ``g`` itself the first time (:func:`_first_grad`), else
+    :func:`_added_grad`."""
     if previous is None:
-        # A gradient array may be shared (add's rule hands the same array to both inputs;
-        # a view's is a view) and .grad is added into in place later: such a one is copied.
-        if type(g) is ndarray and (g.base is not None or not g.flags.writeable):
-            g = g.copy()
-        elif given is not None:
-            if id(g) in given:
-                g = g.copy() if type(g) is ndarray else O.cast(g, dtype=D.as_dtype(g.dtype))
-            given[id(g)] = g
-        return _wrap(g)
+        return _first_grad(g, create_graph, given)
+    return _added_grad(g, previous, create_graph)
+
+
+def _first_grad(g, create_graph, given):
+    if create_graph:
+        return g
+    # A gradient array may be shared (add's rule hands the same array to both inputs; a
+    # view's is a view), and .grad is added into in place later: such a one is copied.
+    if type(g) is ndarray and (g.base is not None or not g.flags.writeable):
+        g = g.copy()
+    elif given is not None:
+        if id(g) in given:
+            g = g.copy() if type(g) is ndarray else O.cast(g, dtype=D.as_dtype(g.dtype))
+        given[id(g)] = g
+    return _wrap(g)
+
+
+def _added_grad(g, previous, create_graph):
+    """As PyTorch's AccumulateGrad: the sum written into the old gradient tensor (so
+    ``g = w.grad`` taken earlier sees it), except under ``create_graph`` or where the old
+    one requires grad, when the sum is a new tensor that records how it was made."""
+    if create_graph or previous.requires_grad:
+        return previous + g
     old = previous._array
     total = O.add(old, g)
     if type(old) is ndarray and old.flags.writeable and total.dtype == old.dtype:
@@ -172,9 +217,13 @@ def _as_grad(g, previous, create_graph, given=None):
 # Held while a gradient is added into ``.grad``: two threads' backward into one leaf then
 # each add to the other's sum instead of both reading the old one.
 _ACCUMULATING = threading.Lock()
+_SEQ = operator.attrgetter("seq")
 
 
 def _reachable(roots):
+    """The recorded nodes ``roots`` depend on, latest first (creation order is a topological
+    order); a node that an earlier backward freed is refused."""
+    rebased = tensors.rebased  # (then a node sees its inputs' old nodes: see source)
     order, seen, stack = [], set(), [r for r in roots if r is not None]
     while stack:
         node = stack.pop()
@@ -186,10 +235,10 @@ def _reachable(roots):
         order.append(node)
         for x in node.inputs:
             if type(x) is Tensor:
-                made_by = source(x, node.seq)[0]
+                made_by = source(x, node.seq)[0] if rebased else x._node
                 if made_by is not None:
                     stack.append(made_by)
-    order.sort(key=lambda n: n.seq, reverse=True)
+    order.sort(key=_SEQ, reverse=True)
     return order
 
 
@@ -214,10 +263,9 @@ def _towards(order, inputs):
     return [n for n in order if id(n) in leads], keep, frozenset(ends)
 
 
-def _differentiate(tensors, grad_tensors, retain_graph, create_graph, inputs=None):
-    """Propagate from ``tensors`` and return autodiff's gradient dict, writing no ``.grad``.
-    With ``inputs`` (``autograd.grad``'s), only the nodes on a path to one of them are
-    walked, and each input's total gradient stays in the dict (see :func:`_towards`)."""
+def _seeds(tensors, grad_tensors, create_graph) -> dict:
+    """Where ``autograd.backward`` and ``autograd.grad`` start: ``{id(key): (key,
+    gradient)}`` of every output (see :func:`_seed`)."""
     tensors = [tensors] if isinstance(tensors, Tensor) else list(tensors)
     if grad_tensors is None:
         grad_tensors = [None] * len(tensors)
@@ -227,46 +275,63 @@ def _differentiate(tensors, grad_tensors, retain_graph, create_graph, inputs=Non
         raise RuntimeError(f"got {len(grad_tensors)} gradients for {len(tensors)} tensors")
     grads = {}
     for i, (t, g) in enumerate(zip(tensors, grad_tensors)):
-        if not t.requires_grad:
-            raise RuntimeError(f"element {i} of tensors does not require grad and does not "
-                               "have a grad_fn")
-        if g is None:
-            if t._array.size != 1:
-                raise RuntimeError("grad can be implicitly created only for scalar outputs")
-            g = O.ones_like(t._array)
-        else:
-            g = _value(g)
-            if devices.is_cuda_array(g):
-                g = O.cast(g, dtype=t.dtype)
-            else:
-                g = devices.transfer(np.asarray(g, dtype=t.dtype), t.device)
-            if g.shape != t.shape:
-                raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of "
-                                   f"{g.shape} and output[{i}] has a shape of {t.shape}.")
-        key = t._node if t._node is not None else t
-        g = _wrap(g) if create_graph else g
+        key, g = _seed(t, g, i, create_graph)
         prev = grads.get(id(key))
         grads[id(key)] = (key, g if prev is None else prev[1] + g)
-    if retain_graph is None:
-        retain_graph = create_graph  # as in PyTorch
-    order = _reachable([t._node for t in tensors])
+    return grads
+
+
+def _seed(t, g, i, create_graph) -> tuple:
+    """``(key, gradient)`` that backward starts from at output ``t`` (number ``i``): ones
+    for a scalar, else the gradient ``g`` given for it."""
+    if not t.requires_grad:
+        raise RuntimeError(f"element {i} of tensors does not require grad and does not have "
+                           "a grad_fn")
+    if g is None and t._array.size != 1:
+        raise RuntimeError("grad can be implicitly created only for scalar outputs")
+    g = O.ones_like(t._array) if g is None else _given(t, g, i)
+    return (t if t._node is None else t._node), (_wrap(g) if create_graph else g)
+
+
+def _given(t, g, i):
+    """The gradient ``g`` given for output ``t`` (number ``i``), as an array of its dtype."""
+    g = _value(g)
+    if devices.is_cuda_array(g):
+        g = O.cast(g, dtype=t.dtype)
+    else:
+        g = devices.transfer(np.asarray(g, dtype=t.dtype), t.device)
+    if g.shape != t.shape:
+        raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of "
+                           f"{g.shape} and output[{i}] has a shape of {t.shape}.")
+    return g
+
+
+def _differentiate(grads, retain_graph, create_graph, inputs=None) -> dict:
+    """Propagate from ``grads`` (see :func:`_seeds`) and return autodiff's gradient dict,
+    writing no ``.grad``. With ``inputs`` (``autograd.grad``'s), only the nodes on a path to
+    one of them are walked, and each input's total gradient stays in the dict."""
+    order = _reachable([key for key, _ in grads.values() if type(key) is not Tensor])
     keep = ends = frozenset()
     if inputs is not None:
         order, keep, ends = _towards(order, inputs)
-    mode = _EagerMode(create_graph)
-    mode.check = bool(order) and versions.any_writes(order[-1].seq)
-    with set_grad_enabled(bool(create_graph)):
-        autodiff.propagate(order, grads, mode, keep, ends)
-        stacked = Stacker()
-        for leaf_id, (leaf, sink) in mode.sinks.items():
-            g = sink.value(stacked)  # a weight's per-step gradients, as one product now
-            if g is not None:
-                prev = grads.get(leaf_id)
-                grads[leaf_id] = (leaf, g if prev is None else O.add(prev[1], g))
-    if not retain_graph:
+    mode = _mode(order, create_graph)
+    autodiff.propagate(order, grads, mode, keep, ends)
+    mode.finish(grads)
+    if not (create_graph if retain_graph is None else retain_graph):  # (PyTorch's default)
         for node in order:
             node.freed = True
     return grads
+
+
+def tensor_backward(self, gradient=None, retain_graph: bool | None = None,
+                    create_graph: bool = False, inputs=None) -> None:
+    """``t.backward()``: accumulate d(t)/d(leaf) into ``leaf.grad`` for every leaf that
+    requires grad (PyTorch's signature: ``y.backward(gradient=v)`` for a non-scalar ``y``)."""
+    if inputs is not None:
+        raise NotImplementedError("backward(inputs=...) is not supported by kernelgraph: use "
+                                  "kg.autograd.grad(outputs, inputs) for chosen inputs")
+    key, g = _seed(self, gradient, 0, create_graph)
+    _backward({id(key): (key, g)}, retain_graph, create_graph)
 
 
 def backward(tensors, grad_tensors=None, retain_graph: bool | None = None,
@@ -275,18 +340,28 @@ def backward(tensors, grad_tensors=None, retain_graph: bool | None = None,
 
     ``retain_graph`` defaults to ``create_graph``; without it the graph is freed afterwards.
     """
-    grads = _differentiate(tensors, grad_tensors, retain_graph, create_graph)
-    given: dict = {}  # id -> the arrays made .grad in this call (kept, so ids stay theirs)
-    with set_grad_enabled(bool(create_graph)):
+    _backward(_seeds(tensors, grad_tensors, create_graph), retain_graph, create_graph)
+
+
+def _backward(grads, retain_graph, create_graph) -> None:
+    """Propagate from ``grads`` and add each leaf's gradient into its ``.grad``."""
+    was, _local.grad_enabled = _local.grad_enabled, bool(create_graph)  # (as PyTorch)
+    try:
+        grads = _differentiate(grads, retain_graph, create_graph)
+        given: dict = {}  # id -> the arrays made .grad in this call (kept: ids stay theirs)
         for leaf, g in grads.values():
             if type(leaf) is Tensor:
-                hooks = leaf._leaf_hooks()
+                hooks = getattr(leaf, "_hooks", None)
                 if hooks:
                     g = _run_hooks(hooks, g, create_graph)
                 if trace.active:
                     trace.emit("gradient", node=leaf, grad=g)
                 with _ACCUMULATING:
-                    leaf._grad = _as_grad(g, leaf.grad, create_graph, given)
+                    previous = getattr(leaf, "_grad", None)
+                    leaf._grad = _first_grad(g, create_graph, given) if previous is None \
+                        else _added_grad(g, previous, create_graph)
+    finally:
+        _local.grad_enabled = was
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
@@ -299,7 +374,12 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     inputs = [inputs] if isinstance(inputs, Tensor) else list(inputs)
     if not all(x.requires_grad for x in inputs):  # checked before anything runs (PyTorch)
         raise RuntimeError("One of the differentiated Tensors does not require grad")
-    grads = _differentiate(outputs, grad_outputs, retain_graph, create_graph, inputs)
+    was, _local.grad_enabled = _local.grad_enabled, bool(create_graph)
+    try:
+        grads = _differentiate(_seeds(outputs, grad_outputs, create_graph), retain_graph,
+                               create_graph, inputs)
+    finally:
+        _local.grad_enabled = was
     result = []
     for k, x in enumerate(inputs):
         entry = grads.get(id(x._node if x._node is not None else x))

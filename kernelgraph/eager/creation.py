@@ -1,8 +1,10 @@
-"""Making eager tensors: :func:`tensor` from data, and PyTorch's factories with its
+"""Making eager tensors: PyTorch's factories with its
 signatures, dtype rules and numbers: ``zeros ones full eye empty linspace arange``, the
 random ones ``rand randn randint randperm normal`` (drawn from PyTorch's own CPU generator,
 :mod:`kernelgraph.ops.torch_random`, so ``kg.manual_seed(0); kg.randn(3)`` gives
-``torch.randn``'s numbers), the ``*_like`` forms, ``from_numpy`` and ``as_tensor``."""
+``torch.randn``'s numbers), the ``*_like`` forms, ``from_numpy`` and ``as_tensor``.
+:func:`tensor` itself, which makes a tensor from data, sits beside :class:`Tensor` in
+:mod:`.tensors`."""
 
 from __future__ import annotations
 
@@ -17,55 +19,11 @@ from ..ops import torch_random as R
 from ..ops.elementwise import ones_like as _ones_like_op
 from ..ops.elementwise import zeros_like as _zeros_like_op
 from ..ops.shape import size_arg
-from .tensors import Tensor, _wrap
+from . import tensors
+from .tensors import Tensor, _wrap, tensor
 
 __all__ = ["arange", "as_tensor", "empty", "empty_like", "eye", "from_numpy", "full",
            "full_like", "linspace", "ones", "ones_like", "zeros", "zeros_like"]
-
-# kg.function's hook (see ``_tracer`` in .tensors): told when a tensor is made from data.
-_tracer = None
-
-
-def tensor(data, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
-    """A new leaf tensor holding a copy of ``data`` (a number, nested list, or array).
-
-    Python floats become float32 and ints int64 (PyTorch's defaults); arrays keep their dtype
-    where kernelgraph keeps it (float32, float64, int32, int64, bool). Other dtypes are
-    converted only exactly: float16 to float32, int8/int16/uint8/uint16/uint32 to int64,
-    byte-swapped arrays to native order, uint64 to int64 when every value fits. What cannot
-    be held exactly (an int beyond int64, complex numbers, text, objects, dates) raises
-    :class:`kernelgraph.dtypes.ConversionError`; a list holding a float is read as floats,
-    a big int among them too (``kg.tensor([2.5, 2**70])`` is float32, as in PyTorch). An
-    explicit ``dtype`` converts as PyTorch does (floats truncated toward zero for an integer
-    dtype, nonzero is True), except that an integer out of the dtype's range, or a NaN or
-    infinity for an integer dtype, is refused for arrays too (PyTorch wraps an array's
-    values in silence). See
-    :func:`kernelgraph.dtypes.convert`. The tensor goes to ``device``, else to the
-    ``with kg.device(...)`` device, else the CPU.
-
-    >>> import kernelgraph as kg
-    >>> kg.tensor([[1, 2], [3, 4]]).dtype.name, kg.tensor(2.5).dtype.name
-    ('int64', 'float32')
-    """
-    source = None
-    if isinstance(data, Tensor):
-        if device is None and devices.current() is None:
-            device = data.device  # a copy stays where the original lives
-        source, data = data, devices.to_numpy(data._array)
-    if isinstance(data, Node):
-        raise TypeError(f"kg.tensor() got the graph node '{data.name}'; graph nodes have no "
-                        "value until a Session runs them")
-    arr = D.convert(data, dtype, what="kg.tensor")
-    target = devices.device(device) if device is not None else devices.current()
-    t = _wrap(arr if target is None or target.type == "cpu" else devices.transfer(arr, target))
-    if requires_grad:
-        t.requires_grad_(True)
-    if _tracer is not None:  # made from data: a constant of a trace; from a tensor: a copy
-        if source is None:
-            _tracer("new", t, None)
-        else:
-            _tracer("copy", t, source)
-    return t
 
 
 # -- the factories' common arguments -----------------------------------------------------------
@@ -82,7 +40,8 @@ def _refuse(what: str, out=None, layout=None, pin_memory=False, memory_format=No
 def _make(arr: np.ndarray, device, requires_grad: bool, drawn: bool = False) -> Tensor:
     """A new leaf tensor holding ``arr`` (not copied) on ``device`` (else the scope's).
     ``drawn``: its values are random draws, which a kg.function trace would freeze."""
-    if drawn and _tracer is not None:
+    tracer = tensors._tracer  # (kg.function's: see .tensors)
+    if drawn and tracer is not None:
         raise RuntimeError("PyTorch's random factories (kg.rand, kg.randn ...) cannot run inside "
                            "kg.function: the trace would keep this call's numbers as a constant "
                            "and give them again on every call. Draw outside the function and "
@@ -92,8 +51,8 @@ def _make(arr: np.ndarray, device, requires_grad: bool, drawn: bool = False) -> 
     t = _wrap(arr if target is None or target.type == "cpu" else devices.transfer(arr, target))
     if requires_grad:
         t.requires_grad_(True)
-    if _tracer is not None:
-        _tracer("new", t, None)
+    if tracer is not None:
+        tracer("new", t, None)
     return t
 
 

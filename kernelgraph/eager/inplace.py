@@ -515,6 +515,7 @@ def _unary(op, torch_name: str):
     return method
 
 
+# The Tensor methods of this module, by name (installed by :func:`.methods.install`).
 METHODS = {"add_": add_, "sub_": sub_, "mul_": mul_, "div_": div_, "pow_": pow_,
            "zero_": zero_, "fill_": fill_, "copy_": copy_, "clamp_": clamp_, "clip_": clamp_,
            "normal_": normal_, "uniform_": uniform_, "__setitem__": setitem,
@@ -525,5 +526,3 @@ for _op, _torch in ((O.exp, "ExpBackward0"), (O.log, "LogBackward0"),
                     (O.sigmoid, "SigmoidBackward0"), (O.relu, "ReluBackward0"),
                     (O.neg, "NegBackward0"), (O.abs, "AbsBackward0")):
     METHODS[_op.name + "_"] = _unary(_op, _torch)
-for _name, _method in METHODS.items():
-    setattr(Tensor, _name, _method)

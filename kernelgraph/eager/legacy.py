@@ -52,9 +52,10 @@ def _make(args, dtype, what: str, device=None):
     return data if device is None else devices.transfer(data, devices.device(device))
 
 
-def _tensor_init(self, *args, device=None):
+def tensor_init(self, *args, device=None):
     """``kg.Tensor(data)``: a float32 copy of ``data``; ``kg.Tensor(2, 3)``: zeros of that
-    shape; ``kg.Tensor(t)`` of a tensor: the same values and dtype (PyTorch's alias)."""
+    shape; ``kg.Tensor(t)`` of a tensor: the same values and dtype (PyTorch's alias).
+    (``Tensor.__init__``, installed by :func:`.methods.install`.)"""
     if len(args) == 1 and isinstance(args[0], Tensor):
         data = args[0]._array
     else:
@@ -63,8 +64,6 @@ def _tensor_init(self, *args, device=None):
     self.requires_grad = False
     self._node = None
 
-
-Tensor.__init__ = _tensor_init
 
 
 class _TypedMeta(type):

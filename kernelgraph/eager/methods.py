@@ -1,28 +1,41 @@
-"""The Tensor methods built on ops and autograd: the Python operators (the plain binary ones
-on the hot path of :func:`.dispatch._binary`), the methods of the one table both kinds of
-tensor share (:mod:`kernelgraph.ops.methods`: ``exp``, ``sum``, ``reshape``, ``float`` ...),
-PyTorch's printing (:mod:`.printing`) and ``backward``."""
+"""Where :class:`~.tensors.Tensor` gets every method its class body does not define:
+:func:`install`, called once by the package, is the one place that sets them. Also the few
+methods defined here (``new_ones`` ... and ``__index__``)."""
 
 from __future__ import annotations
 
 from .. import operators
 from ..ops import methods as table
-from . import backprop, creation, printing
+from . import backprop, creation, inplace, legacy, printing
 from .dispatch import _binary, apply
 from .tensors import EagerNode, Tensor
 
 
-def backward(self, gradient=None, retain_graph: bool | None = None, create_graph: bool = False,
-             inputs=None):
-    """Accumulate d(self)/d(leaf) into ``leaf.grad`` for every leaf that requires grad
-    (PyTorch's signature: ``y.backward(gradient=v)`` for a non-scalar ``y``)."""
-    if inputs is not None:
-        raise NotImplementedError("backward(inputs=...) is not supported by kernelgraph: use "
-                                  "kg.autograd.grad(outputs, inputs) for chosen inputs")
-    backprop.backward(self, gradient, retain_graph=retain_graph, create_graph=create_graph)
+def install() -> None:
+    """Give :class:`Tensor` its methods (called once, by ``kernelgraph.eager``):
 
-
-Tensor.backward = backward
+    - the Python operators, the plain binary ones on the hot path of
+      :func:`.dispatch._binary` (:func:`kernelgraph.operators.install`);
+    - ``backward`` (:mod:`.backprop`); ``repr``/``str``/``format``, PyTorch's printing,
+      also of a parameter (:mod:`.printing`); ``kg.Tensor(data)`` (:mod:`.legacy`);
+    - the in-place methods and operators (``add_``, ``zero_``, ``+=``, ``x[i] = v`` ...:
+      :data:`.inplace.METHODS`), ``new_ones`` ... and ``__index__`` (here);
+    - last, the methods of the table both kinds of tensor share (``exp``, ``sum``,
+      ``reshape`` ...: :func:`kernelgraph.ops.methods.install`), which never replaces a
+      method set before, and adds the methods of op cards registered later (``refresh``).
+    """
+    operators.install(Tensor, apply, binary=_binary, equality=True)
+    Tensor.backward = backprop.tensor_backward
+    Tensor.__repr__ = Tensor.__str__ = printing.tensor_repr
+    Tensor.__format__ = printing.tensor_format
+    EagerNode.__repr__ = printing.grad_fn_repr  # <AddBackward0 object at 0x...>
+    Tensor.__init__ = legacy.tensor_init
+    for name, method in inplace.METHODS.items():
+        setattr(Tensor, name, method)
+    Tensor.__index__ = _index
+    for fn in (new_ones, new_zeros, new_empty, new_full, new_tensor):
+        setattr(Tensor, fn.__name__, fn)
+    table.install(Tensor)
 
 
 def _index(self) -> int:
@@ -74,18 +87,3 @@ def new_tensor(self, data, *, dtype=None, device=None, requires_grad: bool = Fal
     """
     return creation.tensor(data, requires_grad=requires_grad, **_like_self(self, dtype, device))
 
-
-def _install_methods():
-    operators.install(Tensor, apply, binary=_binary, equality=True)
-    # PyTorch prints tensors its own way; printing.py says how.
-    Tensor.__repr__ = printing.tensor_repr
-    Tensor.__str__ = printing.tensor_repr
-    Tensor.__format__ = printing.tensor_format
-    EagerNode.__repr__ = printing.grad_fn_repr  # <AddBackward0 object at 0x...>
-    Tensor.__index__ = _index
-    for fn in (new_ones, new_zeros, new_empty, new_full, new_tensor):
-        setattr(Tensor, fn.__name__, fn)
-    table.install(Tensor)
-
-
-_install_methods()

@@ -316,7 +316,9 @@ def tensor_repr(t) -> str:
         suffixes.append(f"grad_fn=<{grad_fn_name(node)}>")
     elif t.requires_grad:
         suffixes.append("requires_grad=True")
-    return _add_suffixes(prefix + body, suffixes, indent)
+    text = _add_suffixes(prefix + body, suffixes, indent)
+    # (``_param`` marks an nn.Parameter, which PyTorch prints with a first line of its own)
+    return "Parameter containing:\n" + text if getattr(t, "_param", False) else text
 
 
 def tensor_format(t, spec: str) -> str:

@@ -1,8 +1,12 @@
 """Eager tensors: :class:`Tensor`, a NumPy (or CUDA) array plus autograd state with
-PyTorch's names, and :class:`EagerNode`, the node an op records for its result.
+PyTorch's names, :func:`tensor`, which makes one from data, and :class:`EagerNode`, the node
+an op records for its result.
 
-The methods that run ops or autograd (the Python operators, ``exp``, ``sum``, ``reshape``,
-``backward`` ...) are installed by :mod:`.methods`; :mod:`.creation` makes tensors from data.
+The class body holds what a tensor is (its array, autograd state, shape, conversions); the
+methods that run ops or autograd (the Python operators, ``exp``, ``sum``, ``reshape``,
+``add_``, ``backward``, printing ...) live with what they use and are set on the class in
+one place, :func:`.methods.install`. The factories (``zeros``, ``ones`` ...) are in
+:mod:`.creation`.
 """
 
 from __future__ import annotations
@@ -26,9 +30,8 @@ ndarray = np.ndarray
 # ``(kind, tensor, value)`` that is told when the code reads a tensor's value (bool(t),
 # t.item(), t.numpy() ...: the Python code then depends on data a trace would freeze), reads
 # a shape, makes a tensor from data (a constant of the trace) or detaches one. It is None
-# otherwise, so an eager program pays one global check per read and nothing per op. It is
-# set on the package (``kernelgraph.eager._tracer = ...``), which passes it on to here and to
-# .creation (see eager/__init__.py).
+# otherwise, so an eager program pays one global check per read and nothing per op. Set it
+# with ``kernelgraph.eager.set_tracer``.
 _tracer = None
 
 
@@ -98,6 +101,14 @@ class AccumulateGrad:
 
     def __repr__(self):
         return f"<AccumulateGrad object at {id(self):#x}>"
+
+
+# PyTorch's words. (The factories'; kg.tensor(..., requires_grad=True) calls requires_grad_,
+# where PyTorch's requires_grad_() says "only Tensors of floating point dtype ...")
+_ONLY_FLOATS = "Only Tensors of floating point and complex dtype can require gradients"
+_NOT_LEAF = ("you can only change requires_grad flags of leaf variables. If you want to use a "
+             "computed variable in a subgraph that doesn't require differentiation use "
+             "var_no_grad = var.detach().")
 
 
 class Tensor:
@@ -291,14 +302,9 @@ class Tensor:
         True
         """
         if requires_grad and self._array.dtype not in D.FLOATS:
-            # (the factories' words, kg.tensor(..., requires_grad=True) calls this; PyTorch's
-            # requires_grad_() says "only Tensors of floating point dtype ...")
-            raise RuntimeError("Only Tensors of floating point and complex dtype can require "
-                               "gradients")
+            raise RuntimeError(_ONLY_FLOATS)
         if not requires_grad and self._node is not None:
-            raise RuntimeError("you can only change requires_grad flags of leaf variables. If "
-                               "you want to use a computed variable in a subgraph that doesn't "
-                               "require differentiation use var_no_grad = var.detach().")
+            raise RuntimeError(_NOT_LEAF)
         self.requires_grad = bool(requires_grad)
         return self
 
@@ -370,12 +376,12 @@ class Tensor:
     def int(self) -> Tensor:
         return self.to(D.int32)
 
-    # (repr and str: PyTorch's printing, installed from .printing by .methods)
+    # (repr and str: PyTorch's printing, from .printing: see .methods.install)
 
     __hash__ = object.__hash__  # == is elementwise, as in PyTorch; identity hashing
 
     # -- autograd ------------------------------------------------------------------------------
-    # (``backward`` is installed by .methods, with the methods that run ops.)
+    # (``backward``: from .backprop, see .methods.install)
 
     def retain_grad(self) -> None:
         """Keep ``.grad`` for this non-leaf tensor after backward (leaves always keep it)."""
@@ -446,6 +452,46 @@ def source(x: Tensor, seq: int) -> tuple:
             if seq < since:
                 return node, requires_grad
     return x._node, x.requires_grad
+
+
+def tensor(data, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
+    """A new leaf tensor holding a copy of ``data`` (a number, nested list, or array).
+
+    Python floats become float32 and ints int64 (PyTorch's defaults); arrays keep their dtype
+    where kernelgraph keeps it (float32, float64, int32, int64, bool), other dtypes are
+    converted only exactly, and an explicit ``dtype`` converts as PyTorch does, except that a
+    value the dtype cannot hold is refused (:func:`kernelgraph.dtypes.convert` says how). The
+    tensor goes to ``device``, else to the ``with kg.device(...)`` device, else the CPU.
+
+    >>> import kernelgraph as kg
+    >>> kg.tensor([[1, 2], [3, 4]]).dtype.name, kg.tensor(2.5).dtype.name
+    ('int64', 'float32')
+    """
+    if type(data) is float and dtype is None:  # (as dtypes.convert makes a Python float)
+        arr, source = np.array(data, D.DEFAULT_FLOAT), None
+    else:
+        arr, source, device = _from_data(data, dtype, device)
+    target = devices.device(device) if device is not None else devices.current()
+    t = _wrap(arr if target is None or target.type == "cpu" else devices.transfer(arr, target))
+    if requires_grad:
+        t.requires_grad_(True)
+    if _tracer is not None:  # made from data: a constant of a trace; from a tensor: a copy
+        _tracer("new" if source is None else "copy", t, source)
+    return t
+
+
+def _from_data(data, dtype, device) -> tuple:
+    """``(array, the tensor copied or None, device)`` for ``kg.tensor(data, dtype, device=)``:
+    a tensor's copy stays on its device unless told otherwise."""
+    source = None
+    if isinstance(data, Tensor):
+        if device is None and devices.current() is None:
+            device = data.device
+        source, data = data, devices.to_numpy(data._array)
+    if isinstance(data, Node):
+        raise TypeError(f"kg.tensor() got the graph node '{data.name}'; graph nodes have no "
+                        "value until a Session runs them")
+    return D.convert(data, dtype, what="kg.tensor"), source, device
 
 
 def _wrap(data, requires_grad=False) -> Tensor:

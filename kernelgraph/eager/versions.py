@@ -26,7 +26,9 @@ import weakref
 
 # id(memory owner) -> [stamps (ascending), a reference that keeps the entry honest]
 _STAMPS: dict[int, list] = {}
-_LAST = [-1]  # the latest stamp of all: a backward over later nodes checks nothing
+# The latest stamp of all: a backward whose nodes are all later than every write checks
+# nothing (the SGD step's case). Read as ``versions.last_write`` (no call on backward's path).
+last_write = -1
 
 
 def owner(array):
@@ -41,6 +43,7 @@ def _forget(key):
 
 def stamp(array, seq: int) -> None:
     """Record a write into ``array``'s memory at ``seq`` (which only ever grows)."""
+    global last_write
     mem = owner(array)
     key = id(mem)
     entry = _STAMPS.get(key)
@@ -51,7 +54,7 @@ def stamp(array, seq: int) -> None:
             ref = mem
         entry = _STAMPS[key] = [[], ref]
     entry[0].append(seq)
-    _LAST[0] = seq
+    last_write = seq
 
 
 def version(array) -> int:
@@ -76,8 +79,3 @@ def written_after(array, seq: int, own: bool):
     before = sum(1 for s in stamps if s < seq or (own and s == seq))
     return len(stamps), before
 
-
-def any_writes(since: int = -1) -> bool:
-    """Whether an in-place write is on record at or after node number ``since`` (a backward
-    whose nodes are all later than every write checks nothing: the SGD step's case)."""
-    return bool(_STAMPS) and _LAST[0] >= since

@@ -3,7 +3,7 @@ into a static :class:`~kernelgraph.Graph`.
 
 While :class:`Recorder` is active every eager op is recorded (through the trace bus: each
 op's :class:`~kernelgraph.EagerNode` with its inputs, attributes and the user's line), and
-eager tensors report (through ``eager._tracer``) when Python reads a value (``bool(t)``,
+eager tensors report (through ``eager.set_tracer``) when Python reads a value (``bool(t)``,
 ``t.item()`` ...), reads a shape, makes a tensor from data or detaches one.
 
 :func:`to_graph` then rebuilds the computation with the static front-end: the function's
@@ -117,7 +117,7 @@ class Recorder:
         _recording.stack = (*_recording.stack, self)
         with _open_lock:
             _open[0] += 1
-            eager._tracer = _dispatch
+            eager.set_tracer(_dispatch)
         trace.add_listener(self._listen)
         return self
 
@@ -127,7 +127,7 @@ class Recorder:
         with _open_lock:
             _open[0] -= 1
             if not _open[0]:
-                eager._tracer = None
+                eager.set_tracer(None)
         return False
 
     def _listen(self, kind, **info):

@@ -3,7 +3,8 @@ registers when it is assigned as an attribute, as ``torch.nn.Parameter``.
 
 A parameter *is* an eager :class:`~kernelgraph.Tensor` (``type(p) is kg.Tensor``), marked as a
 parameter, so that every op and autograd take it as fast as any tensor;
-``isinstance(p, kg.nn.Parameter)`` asks for the mark. Results of ops on it are plain tensors.
+``isinstance(p, kg.nn.Parameter)`` asks for the mark, and the eager printing reads it to
+print PyTorch's first line. Results of ops on it are plain tensors.
 
 >>> import kernelgraph as kg
 >>> p = Parameter(kg.ones(2))
@@ -48,18 +49,3 @@ class Parameter(metaclass=_ParameterType):
         p._param = True
         return p
 
-
-def _parameter_repr(plain):
-    def show(t) -> str:
-        text = plain(t)
-        return "Parameter containing:\n" + text if getattr(t, "_param", False) else text
-    show.__name__ = show.__qualname__ = getattr(plain, "__name__", "__repr__")
-    return show
-
-
-# PyTorch prints a parameter with a first line of its own. The printing of tensors lives a
-# floor below (eager/printing.py); the class that knows parameters adds the line here.
-if not getattr(Tensor.__repr__, "_shows_parameters", False):
-    Tensor.__repr__ = _parameter_repr(Tensor.__repr__)
-    Tensor.__str__ = _parameter_repr(Tensor.__str__)
-    Tensor.__repr__._shows_parameters = True

@@ -8,9 +8,11 @@ pass. Keeping each step's factors and making one product over all of them at the
 
 The protocol between eager mode and a gradient rule:
 
-- Eager ``backward()`` (without ``create_graph``) puts a :class:`Sink` in the ``needs``
-  entry of each input that is a leaf tensor, one sink per leaf. A sink is true, so every
-  rule still reads it as "wanted".
+- A rule that may take sinks says so (:func:`takes_sinks`). Eager ``backward()`` (without
+  ``create_graph``) over a graph that holds such a rule's op walks with the mode
+  :mod:`kernelgraph.eager.sinks` registers, which puts a :class:`Sink` in the ``needs``
+  entry of each of those nodes' inputs that is a leaf tensor, one sink per leaf. A sink is
+  true, so a rule may still read it as "wanted". Any other backward never sees a sink.
 - A rule may hand a leaf's gradient to its sink as factors (:meth:`Sink.add_product`,
   :meth:`Sink.add_column_sums`) and return None for that input. When the walk is over,
   eager mode adds each sink's :meth:`Sink.value` to the leaf's other gradients.
@@ -27,6 +29,16 @@ import numpy as np
 
 from ..kernels import cpu
 from .elementwise import add
+
+#: The gradient rules that may take sinks (marked with :func:`takes_sinks`).
+RULES: set = set()
+
+
+def takes_sinks(rule):
+    """Mark the gradient rule ``rule`` (a decorator) as one that may hand a leaf's gradient
+    to a :class:`Sink` found in its ``needs``."""
+    RULES.add(rule)
+    return rule
 
 
 class Sink:

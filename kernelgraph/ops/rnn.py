@@ -34,7 +34,7 @@ from ..kernels.linalg import BLAS_DTYPES
 from .elementwise import _floating, _to, add, mul, sigmoid_grad, tanh, tanh_grad
 from .join import concat, split
 from .linalg import matmul
-from .products import Sink
+from .products import Sink, takes_sinks
 from .reduce import sum as reduce_sum
 from .registry import define
 from .shape import matrix_transpose
@@ -90,6 +90,7 @@ def _same(what, named_dims, op="rnn_tanh_cell"):
     return known[0][1] if known else None
 
 
+@takes_sinks
 def _cell_grad(g, out, needs, attrs, x, h, w_ih, w_hh, b_ih, b_hh):
     if _one_call(g, out, x, h, w_ih, w_hh):  # eager backward: the same bits in one call
         w_ih_sink, w_hh_sink, b_ih_sink, b_hh_sink = needs[2:]
@@ -194,6 +195,7 @@ def _lstm_infer(shapes_, dtypes, attrs):
     return (batch, None if hidden is None else 6 * hidden), _dtype(dtypes)
 
 
+@takes_sinks
 def _lstm_grad(g, out, needs, attrs, x, h, c, w_ih, w_hh, b_ih, b_hh):
     host = _one_call(g, out, x, h, c, w_ih, w_hh)
     if host:  # eager backward on host arrays: one compiled call

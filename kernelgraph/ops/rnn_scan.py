@@ -36,6 +36,7 @@ from .elementwise import add, tanh_grad
 from .indexing import gather, gather_grad, getitem
 from .join import concat
 from .linalg import matmul
+from .products import takes_sinks
 from .registry import Op
 from .rnn import weight_grads
 
@@ -67,6 +68,7 @@ def _infer(shapes_, dtypes, attrs):
     return (sx[0], swi[0]), dtypes[0]
 
 
+@takes_sinks
 def _grad(g, out, needs, attrs, x, h0, w_ih, w_hh, b_ih, b_hh, prev):
     steps = attrs["steps"]
     host = all(type(v) is ndarray for v in (g, out, x, h0, w_ih, w_hh)) and \

@@ -12,6 +12,7 @@ import numpy as np
 from .. import autodiff, devices, trace
 from .. import dtypes as D
 from .. import ops as O
+from ..ops.casting import scalar_type_name
 from . import tensors, versions
 from .dispatch import _value
 from .grad_mode import _local
@@ -398,9 +399,6 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
 
 
 # -- saved values changed in place -----------------------------------------------------------
-_TYPE_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long",
-               "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
-               "bool": "Bool"}
 _HINT = ("Hint: enable anomaly detection to find the operation that failed to compute its "
          "gradient, with torch.autograd.set_detect_anomaly(True, check_nan=False).")
 
@@ -429,7 +427,7 @@ def check_saved(node, needs) -> None:
 def modified_message(array, made_by, now: int, then: int) -> str:
     """PyTorch's "modified by an inplace operation" error for a value of ``array``'s type and
     shape, made by node ``made_by`` (None: a leaf), at version ``now`` instead of ``then``."""
-    kind = _TYPE_NAMES.get(array.dtype.name, array.dtype.name.capitalize())
+    kind = scalar_type_name(array.dtype)
     where = "" if devices.device_of(array).type == "cpu" else "cuda."
     shape = ", ".join(str(d) for d in array.shape)
     which = ""

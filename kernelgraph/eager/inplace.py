@@ -32,12 +32,12 @@ from .. import devices, trace
 from .. import dtypes as D
 from .. import ops as O
 from ..graph import _sequence
+from ..ops.casting import can_cast, scalar_type_name
 from ..ops.indexing import _decode, _fitted, normalize_index
 from ..ops.indexing import setitem as setitem_op
 from ..ops.registry import DerivedOp
 from ..ops.torch_random import normal_array, uniform_array
 from . import dispatch, tensors, versions
-from .backprop import _TYPE_NAMES
 from .creation import tensor
 from .dispatch import _record, apply
 from .grad_mode import _local
@@ -99,13 +99,6 @@ def _view_base(t: Tensor, leaf: bool = False):
     return None
 
 
-def _kind(dt) -> str:
-    return _TYPE_NAMES.get(np.dtype(dt).name, np.dtype(dt).name.capitalize())
-
-
-_RANK = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}
-
-
 def _stamp(t: Tensor, seq: int) -> None:
     """Record an in-place write into ``t``'s memory for autograd's version checks; a write
     through ``w.data`` is not recorded (PyTorch gives ``w.data`` a version counter of its
@@ -128,9 +121,9 @@ def _write(t: Tensor, new) -> None:
     if tuple(new.shape) != tuple(d.shape):
         raise RuntimeError(f"output with shape {list(d.shape)} doesn't match the broadcast "
                            f"shape {list(new.shape)}")
-    if _RANK[np.dtype(new.dtype).kind] > _RANK[np.dtype(d.dtype).kind]:
-        raise RuntimeError(f"result type {_kind(new.dtype)} can't be cast to the desired "
-                           f"output type {_kind(d.dtype)}")
+    if not can_cast(new.dtype, d.dtype):
+        raise RuntimeError(f"result type {scalar_type_name(new.dtype)} can't be cast to the "
+                           f"desired output type {scalar_type_name(d.dtype)}")
     if type(d) is ndarray:
         if not d.flags.writeable:
             raise RuntimeError("unsupported operation: more than one element of the "
@@ -289,17 +282,17 @@ def add_(self, other, *, alpha=1) -> Tensor:
     >>> kg.tensor([1.0, 2.0]).add_(kg.tensor([1.0, 1.0]), alpha=2).tolist()
     [3.0, 4.0]
     """
-    return run(self, O.add, (self, _scaled(other, alpha)), {}, "add_", "AddBackward0")
+    return run(self, O.add, (self, _scaled(other, alpha)), {}, "add_", O.add.grad_fn)
 
 
 def sub_(self, other, *, alpha=1) -> Tensor:
     """``self -= alpha * other`` in place; returns ``self``."""
-    return run(self, O.sub, (self, _scaled(other, alpha)), {}, "sub_", "SubBackward0")
+    return run(self, O.sub, (self, _scaled(other, alpha)), {}, "sub_", O.sub.grad_fn)
 
 
 def mul_(self, other) -> Tensor:
     """``self *= other`` in place; returns ``self``."""
-    return run(self, O.mul, (self, other), {}, "mul_", "MulBackward0")
+    return run(self, O.mul, (self, other), {}, "mul_", O.mul.grad_fn)
 
 
 def div_(self, other, *, rounding_mode=None) -> Tensor:
@@ -308,7 +301,7 @@ def div_(self, other, *, rounding_mode=None) -> Tensor:
     if rounding_mode is not None:
         raise NotImplementedError("div_(rounding_mode=...) is not supported by kernelgraph; "
                                   "compute (x / y).floor() and copy_ it")
-    return run(self, O.div, (self, other), {}, "div_", "DivBackward0")
+    return run(self, O.div, (self, other), {}, "div_", O.div.grad_fn)
 
 
 def pow_(self, exponent) -> Tensor:
@@ -391,7 +384,7 @@ def clamp_(self, min=None, max=None) -> Tensor:  # noqa: A002 - PyTorch's names
 def _draw(self, array, name: str, grad_fn_name: str) -> Tensor:
     if self.dtype not in D.FLOATS:
         raise RuntimeError(f'"{name[:-1]}_kernel_cpu" not implemented for '
-                           f"'{_kind(self.dtype)}'")
+                           f"'{scalar_type_name(self.dtype)}'")
     drawn = _wrap(devices.transfer(array, self.device))
     return _fill(self, drawn, name, grad_fn_name)
 
@@ -521,8 +514,5 @@ METHODS = {"add_": add_, "sub_": sub_, "mul_": mul_, "div_": div_, "pow_": pow_,
            "normal_": normal_, "uniform_": uniform_, "__setitem__": setitem,
            "__iadd__": _iop(add_), "__isub__": _iop(sub_), "__imul__": _iop(mul_),
            "__itruediv__": _iop(div_), "__ipow__": _iop(pow_)}
-for _op, _torch in ((O.exp, "ExpBackward0"), (O.log, "LogBackward0"),
-                    (O.sqrt, "SqrtBackward0"), (O.tanh, "TanhBackward0"),
-                    (O.sigmoid, "SigmoidBackward0"), (O.relu, "ReluBackward0"),
-                    (O.neg, "NegBackward0"), (O.abs, "AbsBackward0")):
-    METHODS[_op.name + "_"] = _unary(_op, _torch)
+for _op in (O.exp, O.log, O.sqrt, O.tanh, O.sigmoid, O.relu, O.neg, O.abs):
+    METHODS[_op.name + "_"] = _unary(_op, _op.grad_fn)  # PyTorch names x.exp_() as x.exp()

@@ -45,9 +45,11 @@ def can_cast(from_, to) -> bool:
     return ka <= kb
 
 
-def _scalar_type(dt) -> str:
+def scalar_type_name(dt) -> str:
+    """PyTorch's name of a dtype in its messages: ``'Float'`` for float32, ``'Long'`` for
+    int64."""
     name = np.dtype(dt).name
-    return SCALAR_TYPE_NAMES.get(name, name)
+    return SCALAR_TYPE_NAMES.get(name, name.capitalize())
 
 
 def write_out(what: str, result, out, inputs, *, grad_enabled: bool | None,
@@ -75,8 +77,8 @@ def write_out(what: str, result, out, inputs, *, grad_enabled: bool | None,
         if out.dtype != result.dtype:
             raise RuntimeError(exact_dtype)
     elif not can_cast(result.dtype, out.dtype):
-        raise RuntimeError(f"result type {_scalar_type(result.dtype)} can't be cast to the "
-                           f"desired output type {_scalar_type(out.dtype)}")
+        raise RuntimeError(f"result type {scalar_type_name(result.dtype)} can't be cast to the "
+                           f"desired output type {scalar_type_name(out.dtype)}")
     if tuple(out.shape) != tuple(result.shape):
         raise RuntimeError(f"{what}(): out= has shape {list(out.shape)} but the result has "
                            f"{list(result.shape)}; kernelgraph does not resize out= (PyTorch "

@@ -20,7 +20,7 @@ import weakref
 from .. import graph as _graph
 from .. import trace
 from ..errors import OpError, shown, where
-from ..graph import Node, Operation, get_default_graph
+from ..graph import Node, get_default_graph, node_of
 from . import passes
 from .control_flow.subgraph import use_compiler
 from .feeds import FetchSpec, fetch_key
@@ -194,11 +194,11 @@ class Session:
     def _as_graph_node(self, x, what):
         if isinstance(x, str):
             return self.graph.get_node(x)
-        if isinstance(x, Operation):  # TF1's t.op: run for its effects, fetched as None
-            x = x.node
-            if what == "Feed":
+        if not isinstance(x, Node) and node_of(x) is not None:  # a face's wrapper
+            if what == "Feed" and getattr(type(x), "kg_operation", False):
                 raise TypeError(f"Cannot interpret feed_dict key as Tensor: Can not convert "
                                 f"an Operation ('{x.name}') into a Tensor.")
+            x = node_of(x)
         if not isinstance(x, Node) or type(x).__name__ == "EagerNode":
             if what == "Feed":
                 raise TypeError(f"Cannot interpret feed_dict key as Tensor: Can not convert a "

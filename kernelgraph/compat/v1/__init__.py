@@ -176,5 +176,4 @@ from .dtype import DType  # noqa: E402
 from .face import Graph, Operation, Tensor, Variable, install  # noqa: E402, F811
 from .session import InteractiveSession, Session  # noqa: E402, F811
 
-dtypes.DType = DType
 install(_sys.modules[__name__])

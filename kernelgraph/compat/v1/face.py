@@ -39,6 +39,7 @@ from ...static import session as _session
 from ...static.variables import Variable as _KgVariable
 from .dtype import DType
 from .tensor_shape import TensorShape
+from .tensors import Variable as _VariableNode
 
 #: TF1's op type names (``t.op.type``) where they are not the card's name in CamelCase.
 TF_TYPES = {"const": "Const", "placeholder": "Placeholder", "variable": "VariableV2",
@@ -192,9 +193,7 @@ class Variable(_Value):
     __slots__ = ()
 
     def __new__(cls, *args, **kwargs):
-        from .tensors import Variable as build_variable  # noqa: PLC0415 - a cycle otherwise
-
-        return _call_inside(build_variable, args, kwargs)
+        return _call_inside(_VariableNode, args, kwargs)
 
     def __init__(self, *args, **kwargs):
         pass  # __new__ did everything, and returned the one wrapper of the new node
@@ -216,13 +215,16 @@ class Variable(_Value):
     read_value = value
 
     def assign(self, value, use_locking=None, name=None, read_value=True):
-        return _call_inside(self._node.assign, (value,), {"name": name})
+        return _call_inside(self._node.assign, (value,),
+                            {"name": name or "Assign"})
 
     def assign_add(self, delta, use_locking=None, name=None, read_value=True):
-        return _call_inside(self._node.assign_add, (delta,), {"name": name})
+        return _call_inside(self._node.assign_add, (delta,),
+                            {"name": name or "AssignAdd"})
 
     def assign_sub(self, delta, use_locking=None, name=None, read_value=True):
-        return _call_inside(self._node.assign_sub, (delta,), {"name": name})
+        return _call_inside(self._node.assign_sub, (delta,),
+                            {"name": name or "AssignSub"})
 
     def load(self, value, session=None) -> None:
         """Set the variable to ``value`` in ``session`` (or the default session)."""
@@ -316,6 +318,8 @@ def operation_of(node: Node) -> Operation:
 class Graph(_KgGraph):
     """TF1's ``tf.Graph``: a kernelgraph graph whose lookups answer TF1's types
     (``get_tensor_by_name('mul:0')`` a Tensor, ``get_operations()`` Operations)."""
+
+    _tf_inherits = False  # the core builds nodes through the graph's own methods
 
     def control_dependencies(self, control_inputs):
         return super().control_dependencies(
@@ -470,24 +474,40 @@ def boundary(fn):
     return tf_function
 
 
+_PUBLIC_DUNDERS = ("__init__", "__call__", "__iter__", "__next__", "__enter__")
+
+
+def _boundary_attr(attr):
+    if isinstance(attr, property):
+        return property(boundary(attr.fget), attr.fset and boundary(attr.fset), attr.fdel,
+                        attr.__doc__)
+    if isinstance(attr, staticmethod | classmethod):
+        return type(attr)(boundary(attr.__func__))
+    if isinstance(attr, types.FunctionType):
+        return boundary(attr)
+    return attr
+
+
 def face_class(cls) -> type:
-    """Put the boundary on the public methods and properties of ``cls`` and of its bases
-    defined in the face (``tf.layers.Dense``, ``tf.train.AdamOptimizer``, an iterator)."""
-    for klass in cls.__mro__:
-        if not klass.__module__.startswith(__package__) or klass.__dict__.get("_tf_face"):
+    """Put the boundary on the public methods and properties of ``cls`` (a face class:
+    ``tf.layers.Dense``, ``tf.train.AdamOptimizer``, an iterator), those it inherits from
+    kernelgraph's classes included (set on ``cls``: the base class is left as it is)."""
+    if cls.__dict__.get("_tf_face"):
+        return cls
+    for klass in reversed(cls.__mro__):
+        if not klass.__module__.startswith("kernelgraph.") or klass.__dict__.get("_tf_face"):
             continue
+        face = klass.__module__.startswith(__package__)
         for name, attr in list(vars(klass).items()):
-            if name.startswith("_") and name not in ("__init__", "__call__", "__iter__",
-                                                     "__next__", "__enter__", "__new__"):
+            if name.startswith("_") and name not in _PUBLIC_DUNDERS:
                 continue
-            if isinstance(attr, property):
-                setattr(klass, name, property(boundary(attr.fget), attr.fset and
-                                              boundary(attr.fset), attr.fdel, attr.__doc__))
-            elif isinstance(attr, staticmethod | classmethod):
-                setattr(klass, name, type(attr)(boundary(attr.__func__)))
-            elif isinstance(attr, types.FunctionType):
-                setattr(klass, name, boundary(attr))
-        klass._tf_face = True
+            if face:
+                setattr(klass, name, _boundary_attr(attr))
+            elif cls.__dict__.get("_tf_inherits", True) and next(
+                    k for k in cls.__mro__ if name in vars(k)) is klass:
+                setattr(cls, name, _boundary_attr(attr))  # inherited from the core
+        if face:
+            klass._tf_face = True
     return cls
 
 

@@ -25,9 +25,9 @@ from ...graph import Node, get_default_graph, user_location
 from ...static.control_flow import iterator_get_next_op, iterator_init_op
 from ...static.control_flow.tracing import CPU, tuple_outputs
 from ...static.session import Session
-from .tensor_shape import TensorShape
 from .data import Dataset
 from .structure import Spec, flat, flat_up_to, pack
+from .tensor_shape import TensorShape
 
 OutOfRangeError = errors.OutOfRangeError  # tf.errors.OutOfRangeError: the end of a dataset
 

@@ -18,6 +18,8 @@ def _arguments(target, graph):
 class Session(_session.Session):
     """TF1's ``tf.Session``: ``with tf.Session() as sess: sess.run(y, {x: [1.0]})``."""
 
+    _tf_inherits = False  # run reads TF1's tensors itself: an Operation fed is refused
+
     def __init__(self, target="", graph=None, config=None, **options):
         target, graph = _arguments(target, graph)
         super().__init__(graph, target=target, config=config, **options)
@@ -25,6 +27,8 @@ class Session(_session.Session):
 
 class InteractiveSession(_session.InteractiveSession):
     """TF1's ``tf.InteractiveSession``: a Session that is the default at once."""
+
+    _tf_inherits = False
 
     def __init__(self, target="", graph=None, config=None):
         super().__init__(_arguments(target, graph)[1])

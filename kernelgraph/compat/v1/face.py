@@ -27,6 +27,7 @@ whose type has ``kg_node``), so ``kg.reduce_sum(tf_tensor)`` is a kernelgraph no
 from __future__ import annotations
 
 import functools
+import os
 import threading
 import types
 import weakref
@@ -74,10 +75,6 @@ class _Wrapper:
     def graph(self):
         return graph_of(self._node.graph)
 
-    @property
-    def device(self) -> str:
-        return str(self._node.device)
-
     def eval(self, feed_dict=None, session=None):
         """TF1's ``eval``: the value, in ``session`` or the default session."""
         return self._node.eval(unwrap(feed_dict), session)
@@ -106,10 +103,10 @@ class _Value(_Wrapper):
 
     @property
     def shape(self) -> TensorShape:
-        return TensorShape(self._node.shape)
+        return shape_of(self._node.shape)
 
     def get_shape(self) -> TensorShape:
-        return TensorShape(self._node.shape)
+        return shape_of(self._node.shape)
 
     @property
     def dtype(self) -> DType:
@@ -292,6 +289,19 @@ class Operation(_Wrapper):
         return "\n".join(lines) + "\n"
 
 
+_shapes: dict = {}  # a node's shape tuple -> its TensorShape (immutable, so shared)
+
+
+def shape_of(dims) -> TensorShape:
+    """The TensorShape of a node's shape (a tuple of ints and Nones, or None)."""
+    shape = _shapes.get(dims)
+    if shape is None:
+        if len(_shapes) > 4096:
+            _shapes.clear()
+        shape = _shapes[dims] = TensorShape(dims)
+    return shape
+
+
 def _made(cls, node):
     w = object.__new__(cls)
     w._node = node
@@ -419,13 +429,15 @@ def unwrap(x):
 # A function the face calls back (a cond branch, a loop body, a map_fn function) runs as the
 # user's code: it is handed wrappers and what it returns is unwrapped again.
 _USER_FUNCTIONS = (types.FunctionType, types.MethodType, functools.partial)
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.dirname(__file__))) + os.sep
 
 
 def _inward(fn):
     if not isinstance(fn, _USER_FUNCTIONS) or getattr(fn, "_tf_boundary", False):
         return fn
-    if (getattr(fn, "__module__", None) or "").startswith("kernelgraph."):
-        return fn
+    code = getattr(getattr(fn, "__func__", getattr(fn, "func", fn)), "__code__", None)
+    if code is not None and code.co_filename.startswith(_PACKAGE_DIR):
+        return fn  # kernelgraph's own function (kg.nn.relu as an activation): takes nodes
 
     @functools.wraps(fn)
     def as_user_code(*args, **kwargs):

@@ -10,6 +10,10 @@ Classic TF1 tutorial code runs with only its import changed::
     with tf.Session() as sess:
         print(sess.run([c], feed_dict={a: [15.0], b: [20.0]}))   # [array([300.], ...)]
 
+Every function here returns TF1's types (:mod:`.face`): ``tf.Tensor``, ``tf.Operation`` and
+``tf.Variable`` wrap kernelgraph's graph nodes, so ``c.name`` is 'Mul:0' and ``c.op.type``
+'Mul' because ``c`` is a ``tf.Tensor``, whatever else the program imports.
+
 The names live by idea in :mod:`.spellings` (ops, dtypes, variables), :mod:`.conv`
 (convolution and pooling in TF's layout), :mod:`.control_flow`, :mod:`.rnn` and
 :mod:`.optimizers` (``tf.train``); this module gathers them into TF1's namespaces

@@ -416,7 +416,7 @@ def unwrap(x):
     if t is list:
         return [unwrap(v) for v in x]
     if t is tuple:
-        return tuple(unwrap(v) for v in x)
+        return tuple([unwrap(v) for v in x])
     if t is dict:
         return {unwrap(k): unwrap(v) for k, v in x.items()}
     if t is DType:
@@ -463,11 +463,13 @@ _state = _State()
 
 
 def _call_inside(fn, args, kwargs):
-    _state.depth += 1
+    state = _state
+    state.depth += 1
     try:
-        out = fn(*unwrap(args), **unwrap(kwargs))
+        args = [unwrap(a) for a in args]
+        out = fn(*args, **{k: unwrap(v) for k, v in kwargs.items()}) if kwargs else fn(*args)
     finally:
-        _state.depth -= 1
+        state.depth -= 1
     return wrap(out)
 
 

@@ -103,10 +103,18 @@ def test_kernelgraph_functions_take_tf1_tensors_and_tf1_functions_take_nodes():
             assert sess.run([s, t], feed)[1] == 6.0
 
 
-# -- stop_gradients and casts to text, as TF1 answers them -----------------------------------
+# -- iterators, stop_gradients and casts to text, as TF1 answers them ------------------------
 def _ours(name):
     with tf.Graph().as_default():
         return run_case(CASES[name], tf)
+
+
+def test_an_iterator_initializer_is_an_operation(recorded):
+    want = recorded("tf_face")["cases"]["iterator_initializer_is_an_operation"]["value"]
+    # kernelgraph's nodes have one output: a dataset's element is named '.../output'
+    assert want[4] == "IteratorGetNext:0"
+    want[4] = "IteratorGetNext/output:0"
+    assert _ours("iterator_initializer_is_an_operation") == {"value": want}
 
 
 @pytest.mark.parametrize("name", [n for n in CASES if n.startswith("stop_gradients")])

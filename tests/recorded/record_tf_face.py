@@ -62,6 +62,19 @@ def stop_gradients_leave_other_paths(tf):
                 "stop x": _run(sess, tf.gradients(z, [x, y], stop_gradients=[x]))}
 
 
+@case
+def iterator_initializer_is_an_operation(tf):
+    import numpy as np
+
+    it = tf.data.make_initializable_iterator(tf.data.Dataset.from_tensor_slices(
+        np.arange(4.0, dtype=np.float32)).batch(2))
+    nxt = it.get_next()
+    with tf.Session() as sess:
+        ran = sess.run(it.initializer)
+        return [isinstance(it.initializer, tf.Operation), it.initializer.type, ran,
+                isinstance(nxt, tf.Tensor), nxt.name, sess.run(nxt).tolist()]
+
+
 def _refusal(e) -> dict:
     """An error as its type and the sentence that says what is refused (TF's message
     starts with the traceback of the node that failed)."""

@@ -37,6 +37,7 @@ from ...graph import Graph as _KgGraph
 from ...graph import Node
 from ...ops import registry
 from ...static import session as _session
+from ...static.control_flow.host_ops import iterator_init_op as _iterator_init
 from ...static.variables import Variable as _KgVariable
 from .dtype import DType
 from .tensor_shape import TensorShape
@@ -49,7 +50,8 @@ TF_TYPES = {"const": "Const", "placeholder": "Placeholder", "variable": "Variabl
             "neg": "Neg", "argmax": "ArgMax", "argmin": "ArgMin", "random_normal":
             "RandomStandardNormal", "random_uniform": "RandomUniform", "stack": "Pack",
             "concat": "ConcatV2", "getitem": "StridedSlice", "sum": "Sum", "mean": "Mean",
-            "pow": "Pow", "max": "Max", "min": "Min", "prod": "Prod"}
+            "pow": "Pow", "max": "Max", "min": "Min", "prod": "Prod",
+            "iterator_init": "MakeIterator"}
 
 _wrappers: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # node -> Tensor/Variable
 _operations: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # node -> Operation
@@ -385,7 +387,7 @@ def wrap(x):
     if isinstance(x, Node):
         if isinstance(x, EagerNode):
             return x
-        return operation_of(x) if x.is_operation else tensor_of(x)
+        return operation_of(x) if x.is_operation or x.op is _iterator_init else tensor_of(x)
     t = type(x)
     if t is list:
         out = [wrap(v) for v in x]

@@ -176,8 +176,12 @@ __all__ += ["RunMetadata", "RunOptions"]  # tf.RunOptions, tf.RunMetadata
 
 # -- TF1's types, and the boundary on every function and class of the face
 # isort: split
+from .dtype import CONSTANTS as _DTYPES  # noqa: E402
 from .dtype import DType  # noqa: E402
 from .face import Graph, Operation, Tensor, Variable, install  # noqa: E402, F811
 from .session import InteractiveSession, Session  # noqa: E402, F811
 
+# tf.float32 ... are TF1's DTypes (they read as NumPy's dtypes wherever one is expected)
+globals().update(_DTYPES)
+vars(dtypes).update(_DTYPES)  # noqa: F405 - tf.dtypes, from .tensors
 install(_sys.modules[__name__])

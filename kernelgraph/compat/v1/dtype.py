@@ -28,12 +28,23 @@ class DType:
     >>> d = DType(float32)
     >>> str(d), repr(d), d == float32, d.is_floating, d.as_numpy_dtype, d.base_dtype is d
     ("<dtype: 'float32'>", 'tf.float32', True, True, <class 'numpy.float32'>, True)
+    >>> DType("float32") is d
+    True
     """
 
     __slots__ = ("dtype",)
+    _made: dict = {}  # one DType per dtype, as in TF1 (``t.dtype is tf.float32``)
+
+    def __new__(cls, dtype):
+        dtype = as_dtype(dtype)
+        made = cls._made.get(dtype)
+        if made is None:
+            made = cls._made[dtype] = object.__new__(cls)
+            made.dtype = dtype
+        return made
 
     def __init__(self, dtype):
-        self.dtype = as_dtype(dtype)
+        pass  # __new__ gave the one DType of this dtype
 
     @property
     def name(self) -> str:
@@ -116,3 +127,11 @@ class DType:
 
     def __str__(self):
         return f"<dtype: '{self.name}'>"
+
+
+#: TF1's dtype constants (``tf.float32`` ...), each the one DType of its dtype.
+CONSTANTS = {name: DType(dt) for name, dt in (
+    ("float16", float16), ("half", float16), ("float32", float32), ("float64", float64),
+    ("double", float64), ("int8", int8), ("int16", int16), ("int32", int32),
+    ("int64", int64), ("uint8", uint8), ("bool", bool_), ("string", string))}
+

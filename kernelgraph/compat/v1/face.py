@@ -32,6 +32,8 @@ import threading
 import types
 import weakref
 
+import numpy as np
+
 from ...eager import EagerNode
 from ...graph import Graph as _KgGraph
 from ...graph import Node
@@ -76,6 +78,10 @@ class _Wrapper:
     @property
     def graph(self):
         return graph_of(self._node.graph)
+
+    @property
+    def device(self):
+        return self._node.device  # a Device, equal to its name ('cpu', 'worker:0/cpu')
 
     def eval(self, feed_dict=None, session=None):
         """TF1's ``eval``: the value, in ``session`` or the default session."""
@@ -401,6 +407,8 @@ def wrap(x):
         return {k: wrap(v) for k, v in x.items()}
     if isinstance(x, _KgGraph):
         return graph_of(x)
+    if isinstance(x, np.dtype):  # tf.as_dtype('float32'), an iterator's output_types
+        return DType(x)
     return x
 
 

@@ -163,8 +163,6 @@ FRAME_READERS = {
     ("kernelgraph.jit", "_warn"): "the user's line a TraceWarning is attributed to",
     ("kernelgraph.static.plan", "node_error"): "the failing plan's values, for the error message",
     ("kernelgraph.widgets.display", "caller_names"): "the user's names, to label eager leaves",
-    ("kernelgraph.compat.v1.iterators", "_running_session"):
-        "the Session running a dataset kernel (a kernel is not told)",
 }
 FRAME_ATTRIBUTES = {"_getframe", "currentframe", "f_globals", "f_locals", "f_back", "stack",
                     "getouterframes", "getframeinfo"}

@@ -117,6 +117,11 @@ def test_an_iterator_initializer_is_an_operation(recorded):
     assert _ours("iterator_initializer_is_an_operation") == {"value": want}
 
 
+def test_iterators_keep_a_position_per_session(recorded):
+    name = "iterators_keep_a_position_per_session"
+    assert _ours(name) == recorded("tf_face")["cases"][name]
+
+
 @pytest.mark.parametrize("name", [n for n in CASES if n.startswith("stop_gradients")])
 def test_stop_gradients_as_tf1(name, recorded):
     assert _ours(name) == recorded("tf_face")["cases"][name]

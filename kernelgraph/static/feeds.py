@@ -81,6 +81,7 @@ class FetchSpec:
         self.scalars = [i for i, n in enumerate(self.nodes)
                         if n.shape in ((), None) and i not in self.operations]
         self.fed_strings: list = []  # (fetch index, feed index): see keep_arrays
+        self.per_session = False  # whether a run says which Session runs it (Session._compile)
         self.post = bool(self.operations or self.scalars)  # rebuild must change values
         # A copy of the nesting (leaves numbered): the user's own lists may change later.
         self.template = nest.pack_as(fetches, range(len(self.nodes)))

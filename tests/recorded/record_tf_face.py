@@ -75,6 +75,23 @@ def iterator_initializer_is_an_operation(tf):
                 isinstance(nxt, tf.Tensor), nxt.name, sess.run(nxt).tolist()]
 
 
+@case
+def iterators_keep_a_position_per_session(tf):
+    import numpy as np
+
+    it = tf.data.make_initializable_iterator(tf.data.Dataset.from_tensor_slices(
+        np.arange(6.0, dtype=np.float32)).batch(2))
+    nxt = it.get_next()
+    s1, s2 = tf.Session(), tf.Session()
+    s1.run(it.initializer)
+    s2.run(it.initializer)
+    got = [s1.run(nxt).tolist(), s2.run(nxt).tolist(), s1.run(nxt).tolist(),
+           s1.run(nxt).tolist(), s2.run(nxt).tolist()]
+    s1.close()
+    s2.close()
+    return got
+
+
 def _refusal(e) -> dict:
     """An error as its type and the sentence that says what is refused (TF's message
     starts with the traceback of the node that failed)."""

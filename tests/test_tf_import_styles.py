@@ -7,6 +7,9 @@ against TF1's recorded answers."""
 
 from __future__ import annotations
 
+import gc
+import weakref
+
 import numpy as np
 import pytest
 
@@ -88,6 +91,18 @@ def test_one_wrapper_per_node_and_stable_feed_keys():
             assert got.tolist() == [1.0, 2.0]
             with pytest.raises(TypeError, match="Can not convert an Operation"):
                 sess.run(y, {x.op: [1.0, 2.0]})
+
+
+def test_a_dropped_graph_goes_with_its_tensors_and_operations():
+    g = tf.Graph()
+    with g.as_default():
+        x = tf.placeholder(tf.float32, shape=[2], name="x")
+        y = x * 2.0
+        assert y.op.inputs[0] is x
+    graph, node = weakref.ref(g), weakref.ref(y.kg_node)
+    del g, x, y
+    gc.collect()
+    assert graph() is None and node() is None
 
 
 def test_kernelgraph_functions_take_tf1_tensors_and_tf1_functions_take_nodes():

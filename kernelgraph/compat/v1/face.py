@@ -6,7 +6,8 @@ tuple, ``node.op`` the op card). TF1 gives the same attributes other meanings, a
 program gets them because every ``tf.*`` function returns a wrapper of the node it made:
 ``t.name`` is 'mul:0', ``t.shape`` a :class:`TensorShape`, ``t.dtype`` a :class:`DType`,
 ``t.op`` the :class:`Operation` whose ``type`` is 'Mul'. One wrapper per node (cached),
-so ``t.op is t.op`` and a wrapper is a stable ``feed_dict`` key.
+so ``t.op is t.op`` and a wrapper is a stable ``feed_dict`` key; the graph keeps the
+wrappers of its nodes, which go with it.
 
 The boundary (:func:`boundary`) converts once, on the way into and out of the face: the
 arguments of a ``tf.*`` function are unwrapped to nodes, its result wrapped. The face's own
@@ -30,7 +31,6 @@ import functools
 import os
 import threading
 import types
-import weakref
 
 import numpy as np
 
@@ -55,9 +55,6 @@ TF_TYPES = {"const": "Const", "placeholder": "Placeholder", "variable": "Variabl
             "pow": "Pow", "max": "Max", "min": "Min", "prod": "Prod",
             "iterator_init": "MakeIterator"}
 
-_wrappers: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # node -> Tensor/Variable
-_operations: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # node -> Operation
-_graphs: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # kg Graph -> Graph
 
 
 # -- the wrapper types ---------------------------------------------------------------------------
@@ -316,19 +313,32 @@ def _made(cls, node):
     return w
 
 
+def _wrappers_of(graph) -> dict:
+    """The wrappers of ``graph``'s nodes, {(node, kind): wrapper}: kept by the graph itself,
+    so that they live as long as it does (a wrapper holds its node, which holds the graph)."""
+    try:
+        return graph._tf_wrappers
+    except AttributeError:
+        graph._tf_wrappers = cache = {}
+        return cache
+
+
 def tensor_of(node: Node):
     """The one TF1 Tensor (or Variable) of ``node``."""
-    w = _wrappers.get(node)
+    cache = _wrappers_of(node.graph)
+    w = cache.get((node, Tensor))
     if w is None:
-        w = _wrappers[node] = _made(Variable if isinstance(node, _KgVariable) else Tensor, node)
+        w = cache[(node, Tensor)] = _made(
+            Variable if isinstance(node, _KgVariable) else Tensor, node)
     return w
 
 
 def operation_of(node: Node) -> Operation:
     """The one :class:`Operation` of ``node`` (so ``t.op is t.op``, as in TF1)."""
-    op = _operations.get(node)
+    cache = _wrappers_of(node.graph)
+    op = cache.get((node, Operation))
     if op is None:
-        op = _operations[node] = _made(Operation, node)
+        op = cache[(node, Operation)] = _made(Operation, node)
     return op
 
 

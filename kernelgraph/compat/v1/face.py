@@ -524,25 +524,28 @@ def _boundary_attr(attr):
 
 def face_class(cls) -> type:
     """Put the boundary on the public methods and properties of ``cls`` (a face class:
-    ``tf.layers.Dense``, ``tf.train.AdamOptimizer``, an iterator), those it inherits from
-    kernelgraph's classes included (set on ``cls``: the base class is left as it is)."""
-    if cls.__dict__.get("_tf_face"):
-        return cls
+    ``tf.layers.Dense``, ``tf.train.AdamOptimizer``, an iterator) and of its face bases,
+    those they inherit from kernelgraph's classes included (set on the face class: a
+    kernelgraph class is left as it is)."""
     for klass in reversed(cls.__mro__):
-        if not klass.__module__.startswith("kernelgraph.") or klass.__dict__.get("_tf_face"):
-            continue
-        face = klass.__module__.startswith(__package__)
-        for name, attr in list(vars(klass).items()):
+        if klass.__module__.startswith(__package__) and not klass.__dict__.get("_tf_face"):
+            _face_one(klass)
+    return cls
+
+
+def _face_one(klass) -> None:
+    inherits = klass.__dict__.get("_tf_inherits", True)
+    for base in klass.__mro__:
+        core = base.__module__.startswith("kernelgraph.") and not base.__module__.startswith(
+            __package__)
+        if base is not klass and not (core and inherits):
+            continue  # a face base puts the boundary on itself; Python's own are left
+        for name, attr in list(vars(base).items()):
             if name.startswith("_") and name not in _PUBLIC_DUNDERS:
                 continue
-            if face:
+            if base is klass or next(k for k in klass.__mro__ if name in vars(k)) is base:
                 setattr(klass, name, _boundary_attr(attr))
-            elif cls.__dict__.get("_tf_inherits", True) and next(
-                    k for k in cls.__mro__ if name in vars(k)) is klass:
-                setattr(cls, name, _boundary_attr(attr))  # inherited from the core
-        if face:
-            klass._tf_face = True
-    return cls
+    klass._tf_face = True
 
 
 _FACE_TYPES = (Tensor, Variable, Operation, DType, TensorShape, _Wrapper)

@@ -118,6 +118,18 @@ def test_kernelgraph_functions_take_tf1_tensors_and_tf1_functions_take_nodes():
             assert sess.run([s, t], feed)[1] == 6.0
 
 
+def test_the_views_draw_tf1_tensors():
+    with tf.Graph().as_default():
+        x = tf.placeholder(tf.float32, shape=[None, 3], name="x")
+        y = tf.reduce_sum(x * 2.0)
+        doc = kg.widgets.document_of(y)
+        assert doc == kg.widgets.document_of(y.kg_node)
+        assert [n["name"] for n in doc["nodes"]][0] == "x"
+        with tf.Session() as sess:
+            run = kg.widgets.document_of((sess, [y], {x: np.ones((2, 3), np.float32)}))
+        assert run["mode"] == "static"
+
+
 # -- iterators, stop_gradients and casts to text, as TF1 answers them ------------------------
 def _ours(name):
     with tf.Graph().as_default():

@@ -212,7 +212,7 @@ class Variable(_Value):
         return wrap(self._node.initial_value)
 
     def value(self) -> Tensor:
-        return tensor_of(self._node)
+        return _wrap_node(self._node)
 
     read_value = value
 
@@ -313,32 +313,47 @@ def _made(cls, node):
     return w
 
 
-def _wrappers_of(graph) -> dict:
-    """The wrappers of ``graph``'s nodes, {(node, kind): wrapper}: kept by the graph itself,
-    so that they live as long as it does (a wrapper holds its node, which holds the graph)."""
+class _Cache:
+    """The wrappers of one graph's nodes, kept by the graph itself (``graph._tf_wrappers``)
+    so that they live as long as it does: a wrapper holds its node, which holds the graph."""
+
+    __slots__ = ("values", "operations")
+
+    def __init__(self):
+        self.values: dict = {}  # node -> what wrap(node) gives (its Tensor, Variable or Op)
+        self.operations: dict = {}  # node -> its Operation (t.op)
+
+
+def _cache_of(graph) -> _Cache:
     try:
         return graph._tf_wrappers
     except AttributeError:
-        graph._tf_wrappers = cache = {}
+        graph._tf_wrappers = cache = _Cache()
         return cache
 
 
-def tensor_of(node: Node):
-    """The one TF1 Tensor (or Variable) of ``node``."""
-    cache = _wrappers_of(node.graph)
-    w = cache.get((node, Tensor))
+def _wrap_node(node):
+    """The one wrapper of ``node``, made the first time: its Operation for a node run for
+    its effects alone, else its Tensor (a Variable's own type for a Variable)."""
+    if isinstance(node, EagerNode):
+        return node
+    cache = _cache_of(node.graph)
+    w = cache.values.get(node)
     if w is None:
-        w = cache[(node, Tensor)] = _made(
-            Variable if isinstance(node, _KgVariable) else Tensor, node)
+        if node.is_operation or node.op is _iterator_init:
+            w = operation_of(node)
+        else:
+            w = _made(Variable if isinstance(node, _KgVariable) else Tensor, node)
+        cache.values[node] = w
     return w
 
 
 def operation_of(node: Node) -> Operation:
     """The one :class:`Operation` of ``node`` (so ``t.op is t.op``, as in TF1)."""
-    cache = _wrappers_of(node.graph)
-    op = cache.get((node, Operation))
+    ops = _cache_of(node.graph).operations
+    op = ops.get(node)
     if op is None:
-        op = cache[(node, Operation)] = _made(Operation, node)
+        op = ops[node] = _made(Operation, node)
     return op
 
 
@@ -401,9 +416,10 @@ def _node_or_refuse(c):
 def wrap(x):
     """``x`` with every graph node in it as TF1's type of it, every graph as a tf.Graph."""
     if isinstance(x, Node):
-        if isinstance(x, EagerNode):
-            return x
-        return operation_of(x) if x.is_operation or x.op is _iterator_init else tensor_of(x)
+        try:
+            return x.graph._tf_wrappers.values[x]  # the one wrapper, made before
+        except (AttributeError, KeyError):
+            return _wrap_node(x)
     t = type(x)
     if t is list:
         out = [wrap(v) for v in x]

@@ -39,105 +39,6 @@ TORCH_NAMES = {"float": float32, "double": float64, "half": float16, "long": int
                "int": int32, "short": int16, "bool": bool_, "uint8": uint8, "int8": int8,
                "int16": int16, "float16": float16, "float32": float32, "float64": float64,
                "int32": int32, "int64": int64}
-class DType:
-    """TF1's ``tf.DType``, as a TF1 program reads ``t.dtype``: kernelgraph's dtype (a NumPy
-    dtype, its ``.dtype``) with TF1's attributes and printing (``<dtype: 'float32'>``).
-    It equals the NumPy dtype, its name and other DTypes of it, and ``as_dtype`` and NumPy
-    read it as that dtype, so it can be handed back to any op.
-
-    >>> d = DType(float32)
-    >>> str(d), repr(d), d == float32, d.is_floating, d.as_numpy_dtype, d.base_dtype is d
-    ("<dtype: 'float32'>", 'tf.float32', True, True, <class 'numpy.float32'>, True)
-    """
-
-    __slots__ = ("dtype",)
-
-    def __init__(self, dtype):
-        self.dtype = as_dtype(dtype)
-
-    @property
-    def name(self) -> str:
-        return "string" if self.dtype is string else self.dtype.name
-
-    @property
-    def base_dtype(self) -> DType:
-        return self
-
-    real_dtype = base_dtype
-
-    @property
-    def as_numpy_dtype(self):
-        return self.dtype.type
-
-    @property
-    def as_datatype_enum(self) -> int:
-        return {float32: 1, float64: 2, int32: 3, uint8: 4, int16: 5, int8: 6, string: 7,
-                int64: 9, bool_: 10, float16: 19}[self.dtype]
-
-    @property
-    def is_floating(self) -> bool:
-        return self.dtype.kind == "f"
-
-    @property
-    def is_integer(self) -> bool:
-        return self.dtype.kind in "iu"
-
-    @property
-    def is_bool(self) -> bool:
-        return self.dtype is bool_
-
-    @property
-    def is_unsigned(self) -> bool:
-        return self.dtype.kind == "u"
-
-    @property
-    def is_complex(self) -> bool:
-        return False
-
-    @property
-    def is_numpy_compatible(self) -> bool:
-        return True
-
-    @property
-    def size(self) -> int:
-        return self.dtype.itemsize
-
-    @property
-    def min(self):
-        if self.dtype.kind == "f":
-            return float(np.finfo(self.dtype).min)
-        return False if self.dtype is bool_ else int(np.iinfo(self.dtype).min)
-
-    @property
-    def max(self):
-        if self.dtype.kind == "f":
-            return float(np.finfo(self.dtype).max)
-        return True if self.dtype is bool_ else int(np.iinfo(self.dtype).max)
-
-    def is_compatible_with(self, other) -> bool:
-        return self == other
-
-    def __eq__(self, other):
-        if isinstance(other, DType):
-            return other.dtype is self.dtype
-        try:
-            return as_dtype(other) is self.dtype
-        except (TypeError, ValueError):
-            return False
-
-    def __ne__(self, other):
-        return not self.__eq__(other)
-
-    def __hash__(self):
-        return hash(self.dtype)
-
-    def __repr__(self):
-        return f"tf.{self.name}"
-
-    def __str__(self):
-        return f"<dtype: '{self.name}'>"
-
-
 #: The dtype an op computes in for each storage dtype.
 WIDE = {int8: int64, int16: int64, uint8: int64, float16: float32}
 # The same, as a set for the hot paths' one membership test: an array of one of these (in
@@ -165,8 +66,6 @@ def as_dtype(value) -> np.dtype:
     """
     if id(value) in _ALL:
         return value
-    if type(value) is DType:
-        return value.dtype
     if value is None:
         return DEFAULT_FLOAT
     hit = _ALIASES.get(value) if isinstance(value, str | type) else None

@@ -15,13 +15,10 @@ import os
 import re
 import sys
 import threading
-import weakref
 from collections.abc import Callable, Iterable
 
 from . import devices, trace
-from .dtypes import DType
 from .errors import _cell_name, describe_location  # noqa: F401 - re-exported for their users
-from .tensor_shape import TensorShape
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 _sequence = itertools.count()  # creation order; sorting by it is a topological order
@@ -29,9 +26,7 @@ _sequence = itertools.count()  # creation order; sorting by it is a topological 
 #: What floors above the IR install here, since the IR imports none of them:
 #: ``"default_session"``, ``() -> the innermost default Session or None``, which
 #: :mod:`kernelgraph.static.session` installs when imported (for :meth:`Node.eval`).
-#: ``"tf_module"``: the module :mod:`kernelgraph.compat.v1`, which sets it when imported
-#: (a namespace holding it is a TF1 program: :func:`tf_caller`).
-SLOTS: dict = {"default_session": lambda: None, "tf_module": None}
+SLOTS: dict = {"default_session": lambda: None}
 
 
 def user_location(depth: int = 1):
@@ -56,7 +51,7 @@ class Node:
     ((None,), 'float32', 'sum')
     """
 
-    __slots__ = ("_op", "inputs", "attrs", "_shape", "_dtype", "device", "_name", "location",
+    __slots__ = ("op", "inputs", "attrs", "shape", "dtype", "device", "name", "location",
                  "graph", "seq", "control_inputs", "__weakref__")
 
     #: True for a node of a static graph (a symbolic tensor, run by a Session); False for a
@@ -64,125 +59,26 @@ class Node:
     #: Code on any floor asks this instead of importing the eager front-end.
     symbolic = True
 
-    # -- TF1's face ----------------------------------------------------------------------------
-    # kernelgraph reads ``node.op`` (the op card), ``node.name`` ('mul') and ``node.shape``
-    # (a tuple). TF1 gives the same attributes other meanings: ``t.op`` is the Operation
-    # that outputs ``t`` (fetching it returns None), ``t.name`` is 'mul:0' and ``t.shape`` a
-    # TensorShape. A TF1 program (code outside kernelgraph whose namespace holds
-    # ``kernelgraph.compat.v1``, as ``import kernelgraph.compat.v1 as tf`` puts it there)
-    # reads TF1's meanings; everything else reads kernelgraph's (see :func:`tf_caller`).
-    @property
-    def op(self):
-        """The op card; in a TF1 program, TF1's :class:`Operation` of this tensor."""
-        if SLOTS["tf_module"] is not None and tf_caller():
-            return operation_of(self)
-        return self._op
-
-    @op.setter
-    def op(self, card):
-        self._op = card
-
-    @property
-    def name(self) -> str:
-        """The node's unique name ('layer/mul'); in a TF1 program, the tensor's ('...:0')."""
-        if SLOTS["tf_module"] is not None and tf_caller() and not self.is_operation:
-            return self._name + ":0"
-        return self._name
-
-    @name.setter
-    def name(self, value):
-        self._name = value
-
-    @property
-    def shape(self):
-        """A tuple of ints and Nones (None: unknown rank); a TensorShape in a TF1 program."""
-        if SLOTS["tf_module"] is not None and tf_caller():
-            return TensorShape(self._shape)
-        return self._shape
-
-    @shape.setter
-    def shape(self, value):
-        self._shape = value
-
-    @property
-    def dtype(self):
-        """The node's dtype (a NumPy dtype); in a TF1 program a ``tf.DType`` of it, which
-        prints ``<dtype: 'float32'>`` and has ``.base_dtype``, ``.as_numpy_dtype`` ..."""
-        if SLOTS["tf_module"] is not None and tf_caller():
-            return DType(self._dtype)
-        return self._dtype
-
-    @dtype.setter
-    def dtype(self, value):
-        self._dtype = value
+    # A node means what kernelgraph says: ``op`` the op card, ``name`` 'layer/mul', ``shape``
+    # a tuple of ints and Nones, ``dtype`` a NumPy dtype. TF1's meanings ('mul:0', a
+    # TensorShape, an Operation with a ``type``) belong to the TF1 face's own types, which
+    # wrap a node (:mod:`kernelgraph.compat.v1.face`).
 
     @property
     def is_operation(self) -> bool:
-        """Whether this node is what TF1 calls an Operation rather than a Tensor: a
-        ``no_op`` (``tf.group``, an initializer, a train op) or a Variable's own
-        ``initializer``, whose value is None."""
-        name = self._op.name
+        """Whether running this node is done for its effects alone, its value None: a
+        ``no_op`` (a group, an initializer, a train op) or a Variable's own ``initializer``."""
+        name = self.op.name
         return name == "no_op" or (name == "assign" and getattr(
             self.inputs[0], "initializer", None) is self)
 
-    # -- introspection -------------------------------------------------------------------------
     @property
     def ndim(self):
-        return None if self._shape is None else len(self._shape)
-
-    def get_shape(self) -> TensorShape:
-        """TF1's ``get_shape()``: the static shape as a :class:`~kernelgraph.tensor_shape.
-        TensorShape` (``.as_list()``, ``.ndims``, ``[i].value``)."""
-        return TensorShape(self._shape)
-
-    def set_shape(self, shape) -> None:
-        """TF1's ``set_shape``: refine the static shape with what the caller knows (sizes
-        it leaves None stay as they are); a shape that contradicts it is refused."""
-        mine, other = TensorShape(self._shape), TensorShape(shape)
-        if mine.ndims is not None and other.ndims is not None:
-            if mine.ndims != other.ndims:
-                raise ValueError(f"Shapes must be equal rank, but are {mine.ndims} and "
-                                 f"{other.ndims}")
-            for i, (a, b) in enumerate(zip(mine.as_list(), other.as_list())):
-                if a is not None and b is not None and a != b:
-                    raise ValueError(f"Dimension {i} in both shapes must be equal, but are "
-                                     f"{a} and {b}. Shapes are {mine.as_list()} and "
-                                     f"{other.as_list()}.")
-        merged = mine.merge_with(other)
-        self._shape = merged.as_tuple()
-        self.graph.version += 1
-
-    @property
-    def value_index(self) -> int:
-        return 0
-
-    def consumers(self) -> list:
-        """The Operations that read this tensor (TF1's ``Tensor.consumers()``)."""
-        return [operation_of(n) for n in self.graph.nodes if any(i is self for i in n.inputs)]
-
-    @property
-    def type(self) -> str:
-        """The op's name; in a TF1 program TF1's type of the Operation (``'NoOp'``)."""
-        if SLOTS["tf_module"] is not None and tf_caller():
-            return operation_of(self).type
-        return self._op.name
+        return None if self.shape is None else len(self.shape)
 
     def __repr__(self):
-        if SLOTS["tf_module"] is not None and tf_caller():
-            if self.is_operation:
-                return repr(operation_of(self))
-            return (f"<tf.Tensor '{self._name}:0' shape={TensorShape(self._shape)} "
-                    f"dtype={DType(self._dtype).name}>")
-        shape = "<unknown>" if self._shape is None else _shape_str(self._shape)
-        return f"<kg.Node '{self._name}' op={self._op.name} shape={shape} dtype={self.dtype.name}>"
-
-    def __str__(self):
-        if SLOTS["tf_module"] is not None and tf_caller():
-            if self.is_operation:
-                return str(operation_of(self))
-            return (f'Tensor("{self._name}:0", shape={TensorShape(self._shape)}, '
-                    f"dtype={DType(self._dtype).name})")
-        return self.__repr__()
+        shape = "<unknown>" if self.shape is None else _shape_str(self.shape)
+        return f"<kg.Node '{self.name}' op={self.op.name} shape={shape} dtype={self.dtype.name}>"
 
     # Static nodes are hashable by identity and never compare elementwise (as in TF1):
     # that is what lets them be feed_dict keys. Use kg.equal for elementwise equality.
@@ -207,7 +103,17 @@ class Node:
         """Run this node for its effects, as TF1's ``Operation.run`` (a train op, an
         initializer, an assign): in ``session`` or the default session; returns None."""
         _session_for(self, session, "execute operation using `run()`").run(
-            operation_of(self), feed_dict)
+            self, feed_dict)
+
+
+def node_of(x):
+    """The node ``x`` stands for: ``x`` itself if it is a node, the node a face's object
+    wraps if its type says so with a ``kg_node`` attribute (TF1's Tensor, Operation and
+    Variable: :mod:`kernelgraph.compat.v1.face`), else None. A type that also sets
+    ``kg_operation = True`` is run for its effects alone: fetching it answers None."""
+    if isinstance(x, Node):
+        return x
+    return x.kg_node if hasattr(type(x), "kg_node") else None
 
 
 def _session_for(node: Node, session, what: str):
@@ -220,144 +126,6 @@ def _session_for(node: Node, session, what: str):
         raise ValueError("Cannot use the given session to evaluate tensor: the tensor's "
                          "graph is different from the session's graph.")
     return sess
-
-
-def tf_caller(depth: int = 2) -> bool:
-    """Whether the code ``depth`` frames up (the caller of the attribute that asks) is a TF1
-    program: code outside kernelgraph whose global or local names hold the module
-    ``kernelgraph.compat.v1`` (``import kernelgraph.compat.v1 as tf``: TF1 code with its
-    import swapped) and whose globals do not hold the package ``kernelgraph`` itself. Such
-    code reads TF1's meanings of ``node.op``, ``node.name``, ``node.shape`` and of printing
-    a node; code that imports kernelgraph (its own tests, a notebook using both) reads
-    kernelgraph's."""
-    module = SLOTS["tf_module"]
-    if module is None:
-        return False
-    frame = sys._getframe(depth)
-    if frame.f_code.co_filename.startswith(_PACKAGE_DIR):
-        return False
-    package = sys.modules.get(__package__)
-    found = False
-    for v in frame.f_globals.values():
-        if v is package:
-            return False  # code that holds kernelgraph itself reads kernelgraph's meanings
-        if v is module:
-            found = True
-    # A function's own names (``def program(tf):``), and those of the function around a
-    # comprehension or lambda, which runs in a frame of its own.
-    while not found and frame is not None and frame.f_locals is not frame.f_globals:
-        for v in frame.f_locals.values():
-            if v is module:
-                found = True
-        if frame.f_code.co_name not in _INNER:
-            break
-        frame = frame.f_back
-    return found
-
-
-_INNER = frozenset({"<listcomp>", "<dictcomp>", "<setcomp>", "<genexpr>", "<lambda>"})
-
-
-#: TF1's op type names (``t.op.type``) where they are not the card's name in CamelCase.
-TF_TYPES = {"const": "Const", "placeholder": "Placeholder", "variable": "VariableV2",
-            "assign": "Assign", "assign_add": "AssignAdd", "assign_sub": "AssignSub",
-            "no_op": "NoOp", "matmul": "MatMul", "add": "AddV2", "div": "RealDiv",
-            "neg": "Neg", "argmax": "ArgMax", "argmin": "ArgMin", "random_normal":
-            "RandomStandardNormal", "random_uniform": "RandomUniform", "stack": "Pack",
-            "concat": "ConcatV2", "getitem": "StridedSlice", "sum": "Sum", "mean": "Mean",
-            "pow": "Pow", "max": "Max", "min": "Min", "prod": "Prod"}
-
-
-class Operation:
-    """TF1's ``Operation``: what ``t.op`` is in a TF1 program, a view of the node ``t``.
-
-    Fetching it (``sess.run(t.op)``) runs the node and returns None; ``op.run()`` does the
-    same in the default session. ``name`` is the node's name, ``type`` TF1's op type
-    (``'Mul'``, ``'MatMul'``), ``inputs``/``outputs`` the tensors it reads and makes. Any
-    other attribute is the op card's (``traits``, ``forward``).
-
-    >>> import kernelgraph as kg
-    >>> g = kg.Graph()
-    >>> with g.as_default():
-    ...     c = kg.constant(2.0) * 3.0
-    >>> op = Operation(c)
-    >>> op.name, op.type, op.outputs == [c]
-    ('mul', 'Mul', True)
-    """
-
-    __slots__ = ("_node",)
-
-    def __init__(self, node: Node):
-        self._node = node.node if isinstance(node, Operation) else node
-
-    @property
-    def node(self) -> Node:
-        return self._node
-
-    @property
-    def name(self) -> str:
-        return self._node._name
-
-    @property
-    def type(self) -> str:
-        card = self._node._op.name
-        return TF_TYPES.get(card) or "".join(p.capitalize() for p in card.split("_"))
-
-    @property
-    def inputs(self) -> list:
-        return list(self._node.inputs)
-
-    @property
-    def outputs(self) -> list:
-        return [] if self._node.is_operation else [self._node]
-
-    def values(self) -> tuple:
-        return tuple(self.outputs)
-
-    @property
-    def control_inputs(self) -> list:
-        return [operation_of(c) for c in self._node.control_inputs]
-
-    @property
-    def graph(self):
-        return self._node.graph
-
-    @property
-    def device(self) -> str:
-        return str(self._node.device)
-
-    def run(self, feed_dict=None, session=None) -> None:
-        """Run the node for its effects in ``session`` or the default session (None)."""
-        self._node.run(feed_dict, session)
-
-    def __getattr__(self, attr):
-        return getattr(self._node._op, attr)
-
-    def __eq__(self, other):
-        return isinstance(other, Operation) and other._node is self._node
-
-    def __hash__(self):
-        return hash((Operation, id(self._node)))
-
-    def __repr__(self):
-        return f"<tf.Operation '{self.name}' type={self.type}>"
-
-    def __str__(self):
-        lines = [f'name: "{self.name}"', f'op: "{self.type}"']
-        lines += [f'input: "{i._name}"' for i in self._node.inputs]
-        lines += [f'input: "^{c._name}"' for c in self._node.control_inputs]
-        return "\n".join(lines) + "\n"
-
-
-_operations: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-
-
-def operation_of(node: Node) -> Operation:
-    """The one :class:`Operation` of ``node`` (so ``t.op is t.op``, as in TF1)."""
-    op = _operations.get(node)
-    if op is None:
-        op = _operations[node] = Operation(node)
-    return op
 
 
 def _shape_str(shape) -> str:
@@ -429,12 +197,12 @@ class Graph:
     @contextlib.contextmanager
     def control_dependencies(self, control_inputs):
         """TF1's ``control_dependencies``: nodes made inside the block run only after
-        ``control_inputs`` (nodes or Operations) have run; ``None`` clears them."""
+        ``control_inputs`` (nodes) have run; ``None`` clears them."""
         saved = self._controls
         if control_inputs is None:
             self._controls = ()
         else:
-            nodes = tuple(c.node if isinstance(c, Operation) else c for c in control_inputs)
+            nodes = tuple(control_inputs)
             for c in nodes:
                 if not isinstance(c, Node):
                     raise TypeError(f"Can not convert a {type(c).__name__} into a Tensor or "
@@ -509,7 +277,7 @@ class Graph:
             raise TypeError(f"expected a node name (a str), got {type(name).__name__}")
         base = name[:-2] if name.endswith(":0") else name
         for n in self.nodes:
-            if n._name == base:
+            if n.name == base:
                 return n
         raise KeyError(f"The name '{name}' refers to a Tensor which does not exist in the graph")
 
@@ -528,30 +296,6 @@ class Graph:
             raise ValueError(f"The name '{name}' refers to an Operation, not a Tensor. Tensor "
                              "names must be of the form \"<op_name>:<output_index>\".")
         return self.get_node(name)
-
-    def get_operation_by_name(self, name: str) -> Operation:
-        """TF1's lookup of an Operation by its name ('mul')."""
-        if isinstance(name, str) and ":" in name:
-            raise ValueError(f"Name '{name}' appears to refer to a Tensor, not a Operation.")
-        try:
-            return operation_of(self.get_node(name))
-        except KeyError:
-            raise KeyError(f"The name '{name}' refers to an Operation not in the "
-                           "graph.") from None
-
-    def get_operations(self) -> list:
-        """Every node as TF1's Operation, in creation order."""
-        return [operation_of(n) for n in self.nodes]
-
-    def as_graph_element(self, obj):
-        """A node for a name, a node or an Operation (TF1's ``as_graph_element``)."""
-        if isinstance(obj, str):
-            return self.get_node(obj) if ":" in obj else self.get_operation_by_name(obj)
-        return obj
-
-    @property
-    def finalized(self) -> bool:
-        return False
 
     def __len__(self):
         return len(self.nodes)

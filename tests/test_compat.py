@@ -83,7 +83,7 @@ def test_tf1_linear_regression_trains(graph):
     gw, gb = tf.gradients(loss, [w, b])
     lr = 0.5
     train = tf.group(w.assign_sub(lr * gw), tf.assign_sub(b, lr * gb))
-    assert w.name == "w" and pred.shape == (None, 1) and loss.shape == ()
+    assert w.name == "w:0" and pred.shape == (None, 1) and loss.shape == ()
 
     with tf.Session() as sess:
         sess.run(tf.global_variables_initializer())

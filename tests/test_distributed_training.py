@@ -36,8 +36,8 @@ def test_replica_device_setter_puts_variables_on_the_ps_and_ops_on_the_worker():
     assert y.device == "worker:1/cpu"
     assert w.initializer.device == "worker:0/cpu"  # assigned where it is stored
     # the worker reads the variable through an explicit transfer node
-    assert [i.op.name for i in y.inputs] == ["to_device", "to_device"]
-    assert all(i.inputs[0] is w for i in y.inputs)
+    assert [i.op.type for i in y.op.inputs] == ["ToDevice", "ToDevice"]  # TF1's Operations
+    assert all(i.op.inputs[0] is w for i in y.op.inputs)
     assert {n.device.name for n in g.nodes} == {"worker:0/cpu", "worker:1/cpu"}
 
 
@@ -118,7 +118,7 @@ def _train(graph_parts, target=None):
 
 def test_tf1_towers_average_gradients_where_the_variables_live():
     g, _, train, _, (w1, w2) = _tower_graph(["cpu", "cpu"], "cpu")
-    assert train.op.name == "no_op"
+    assert train.type == "NoOp"  # TF1's Operation
     single = _train(_tower_graph(["cpu"], "cpu"))
     towers = _train(_tower_graph(["cpu", "cpu"], "cpu"))
     for a, b in zip(single, towers):
@@ -385,7 +385,7 @@ def test_replicas_overlap_the_sending_stage_is_split():
                                               worker_device=f"/job:worker/task:{i}")
                for i in range(2)]
     _, (x, y), train, _, _ = _tower_graph(setters, "/job:worker/task:0")
-    part = partition([train], [x, y])
+    part = partition([train.kg_node], [x.kg_node, y.kg_node])  # the nodes TF1's types wrap
     (tower1,) = [s for s in part.stages if s.worker == "worker:1"]
     sources = {part.source[k] for k in tower1.inputs} | set(tower1.after)
     tower0 = [s for s in part.stages if s.worker == "worker:0" and "matmul" in

@@ -114,7 +114,8 @@ def test_eager_only_methods_name_static_mode(name):
 
 def test_graph_node_keeps_its_own_attributes():
     x = tf1.placeholder(tf1.float32, shape=[2])
-    assert x.type.lower() == "placeholder"  # TF1's op type, not torch's x.type()
+    assert x.op.type == "Placeholder"  # TF1's op type, on its Operation
+    assert x.name.endswith(":0") and x.shape.as_list() == [2]  # TF1's, by x's type
     assert callable(x.eval)
 
 

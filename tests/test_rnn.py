@@ -463,7 +463,7 @@ def test_compat_v1_dynamic_rnn_with_basic_rnn_cell():
         with tf.Session() as sess:
             sess.run(tf.global_variables_initializer())
             o, s = sess.run([out, state], {x: np.ones((2, 3, F))})
-    assert names[0] == "rnn/basic_rnn_cell/kernel" and len(names) == 2  # TF1's variables
+    assert names[0] == "rnn/basic_rnn_cell/kernel:0" and len(names) == 2  # TF1's variables
     assert o.shape == (2, 3, H) and not o[0, 2].any()
     np.testing.assert_array_equal(s[0], o[0, 1])
     np.testing.assert_array_equal(s[1], o[1, 2])

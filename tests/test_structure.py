@@ -5,6 +5,9 @@
   (a display hook, ``Node.eval``, a front-end for an op), the higher module registers itself.
 - **Few late imports**: at most ``MAX_LATE_IMPORTS`` imports of kernelgraph modules inside
   functions in the whole package, each with a comment saying why.
+- **Meaning by type, not by caller**: no module reads stack frames except the few named in
+  ``FRAME_READERS``, each for a place in the user's source (a node's line, a warning's, an
+  op card's module) or an error's or display's words — never to decide what an object means.
 - **One sitting's read**: no module over ``MAX_LINES`` lines (Python and the extension's
   TypeScript), the benchmark catalogue excepted.
 - **A named core**: the engine's modules a learner reads (``CORE``) import no face
@@ -36,7 +39,7 @@ LONGER_ALLOWED = {"kernelgraph/bench/cases.py"}  # the benchmark catalogue: one 
 # listed sits on the floor of its nearest listed parent.
 FLOORS = {
     "dtypes": 0, "devices": 0, "errors": 0, "trace": 0, "shapes": 0, "graph": 0, "nest": 0,
-    "version": 0, "tensor_shape": 0,
+    "version": 0,
     "codegen": 0,
     "kernels": 1,
     "ops": 2,
@@ -323,3 +326,50 @@ def test_no_class_is_recognised_by_its_name():
              for line in _class_name_comparisons(ast.parse(path.read_text(encoding="utf-8")))]
     assert not found, ("classes recognised by their name as a string (use isinstance, or a "
                        "property such as Node.symbolic):\n" + "\n".join(found))
+
+
+# -- meaning by type ---------------------------------------------------------------------------
+#: The functions that may read stack frames, and why. Nothing else may: what a tensor means
+#: (TF1's 'x:0' or kernelgraph's 'x') follows from its type, never from who is asking.
+FRAME_READERS = {
+    ("kernelgraph.graph", "user_location"): "the user's line that made a node",
+    ("kernelgraph.ops.registry", "define"): "the module an op card is defined in",
+    ("kernelgraph.jit", "_warn"): "the user's line a TraceWarning is attributed to",
+    ("kernelgraph.static.plan", "node_error"): "the failing plan's values, for the error message",
+    ("kernelgraph.widgets.display", "caller_names"): "the user's names, to label eager leaves",
+}
+FRAME_ATTRIBUTES = {"_getframe", "currentframe", "f_globals", "f_locals", "f_back", "stack",
+                    "getouterframes", "getframeinfo"}
+
+
+def _frame_reads():
+    """(module, enclosing function, line, what) for every read of a stack frame."""
+    for module, path in MODULES.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        functions = [n for n in ast.walk(tree)
+                     if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)]
+        for node in ast.walk(tree):
+            name = node.attr if isinstance(node, ast.Attribute) else (
+                node.id if isinstance(node, ast.Name) else None)
+            if name not in FRAME_ATTRIBUTES or (name == "stack" and not (
+                    isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
+                    and node.value.id == "inspect")):
+                continue
+            around = [f for f in functions
+                      if f.lineno <= node.lineno <= (f.end_lineno or f.lineno)]
+            inner = max(around, key=lambda f: f.lineno).name if around else "<module>"
+            yield module, inner, node.lineno, name
+
+
+def test_the_frame_scan_finds_frame_reads():
+    found = {(m, f) for m, f, _, _ in _frame_reads()}
+    assert ("kernelgraph.graph", "user_location") in found
+
+
+def test_no_module_reads_stack_frames_to_decide_meaning():
+    stray = [f"{module} ({function}, line {line}): {what}"
+             for module, function, line, what in _frame_reads()
+             if (module, function) not in FRAME_READERS]
+    assert not stray, ("stack frames read outside FRAME_READERS (what an object means must "
+                       "follow from its type):\n" + "\n".join(stray))
+

@@ -9,8 +9,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-# A TF1 program: this module holds kernelgraph.compat.v1 and not kernelgraph itself, so it
-# reads TF1's meanings of t.op, t.name and t.shape (kernelgraph.graph.tf_caller).
+# A TF1 program: its tensors are TF1's types (kernelgraph.compat.v1.face), so t.op, t.name
+# and t.shape mean what TF1 says.
 import kernelgraph.compat.v1 as tf
 from kernelgraph.ops import OPS
 from tests.tf21_cases import check

@@ -43,7 +43,7 @@ import numpy as np
 
 from .. import errors
 from ..errors import OpError, shown
-from ..graph import Operation
+from ..graph import node_of
 from ..static import session as _session
 from ..static.feeds import FetchSpec, feed_converter, fetch_key
 from . import cluster as _cluster
@@ -413,7 +413,7 @@ def _as_array(value):
 
 def make_runner(session, target) -> Runner:
     """The Session's hook: a Runner for ``target`` (see :func:`.cluster.connect`)."""
-    if target in (None, "") or isinstance(target, Operation):
+    if target in (None, "") or node_of(target) is not None:
         raise ValueError(f"Session(target={shown(target)}): not a cluster")
     return Runner(session, target)
 

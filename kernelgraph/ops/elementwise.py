@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import dtypes as D
+from ..errors import UnimplementedError
 from ..kernels import cpu
 from ..kernels import reference as R
 from ..kernels import reference_grads as RG
@@ -470,7 +471,13 @@ where = define("where", _where_forward, _where_infer, _where_grad,
 
 # -- cast ------------------------------------------------------------------------------------
 def _cast_forward(x, dtype):
-    return np.asarray(x).astype(D.as_dtype(dtype))  # as_dtype: only the dtypes we support
+    x, dt = np.asarray(x), D.as_dtype(dtype)  # as_dtype: only the dtypes we support
+    if (x.dtype.kind in "OSU") != (dt is D.string):
+        # Text is no number and a number no text: NumPy would make an object array of the
+        # numbers (or parse the text); both frameworks refuse, as TF1 does when it runs.
+        names = ["string" if d.kind in "OSU" else d.name for d in (x.dtype, dt)]
+        raise UnimplementedError(f"Cast {names[0]} to {names[1]} is not supported")
+    return x.astype(dt)
 
 
 def _cast_grad(g, out, needs, attrs, x):

@@ -17,7 +17,7 @@ from .. import devices, operators
 from .. import dtypes as D
 from ..eager.tensors import Tensor
 from ..errors import ShapeError, located
-from ..graph import Node, get_default_graph, user_location
+from ..graph import Node, get_default_graph, node_of, user_location
 from ..kernels import reference_grads as RG
 from ..ops import methods, registry
 from ..ops.registry import define
@@ -78,6 +78,12 @@ def build(op, args, attrs) -> Node:
     # Control flow (static/control_flow.py): while a kg.cond branch or kg.while_loop body is
     # traced into its own graph, a node of an enclosing graph is read through a placeholder
     # of that graph (a *capture*, fed with the outer value when the branch or body runs).
+    # A face's wrapper among the operands (kg_node * tf_tensor) is read as the node it wraps.
+    for a in args:
+        if not isinstance(a, Node) and node_of(a) is not None:
+            args = tuple(a if isinstance(a, Node) or node_of(a) is None else node_of(a)
+                         for a in args)
+            break
     current = get_default_graph()
     if getattr(current, "capture", None) is not None:
         args = tuple(current.capture(a) if isinstance(a, Node) and a.graph is not current

@@ -16,7 +16,7 @@ from .. import devices, nest
 from ..dtypes import DtypeError, string
 from ..dtypes import convert as convert_value
 from ..errors import clipped, describe_location, shown
-from ..graph import Node, Operation, shape_str
+from ..graph import Node, node_of, shape_str
 
 
 def feed_converter(node):
@@ -76,11 +76,12 @@ class FetchSpec:
         # TF1: a fetched Operation (t.op, tf.group, an initializer, a train op) runs and
         # answers None, whatever the node's own value.
         self.operations = [i for i, (f, n) in enumerate(zip(leaves, self.nodes))
-                           if isinstance(f, Operation) or n.is_operation]
+                           if getattr(type(f), "kg_operation", False) or n.is_operation]
         # TF1 answers a 0-d tensor with a NumPy scalar (np.float32(3.0), b'text').
         self.scalars = [i for i, n in enumerate(self.nodes)
                         if n.shape in ((), None) and i not in self.operations]
         self.fed_strings: list = []  # (fetch index, feed index): see keep_arrays
+        self.per_session = False  # whether a run says which Session runs it (Session._compile)
         self.post = bool(self.operations or self.scalars)  # rebuild must change values
         # A copy of the nesting (leaves numbered): the user's own lists may change later.
         self.template = nest.pack_as(fetches, range(len(self.nodes)))
@@ -122,6 +123,9 @@ def fetch_key(fetches):
         return (t, *(fetch_key(f) for f in fetches))
     if t is dict:
         return (dict, *((k, fetch_key(v)) for k, v in fetches.items()))
-    if isinstance(fetches, Node | Operation):
+    if isinstance(fetches, Node):
         return fetches
+    node = node_of(fetches)
+    if node is not None:  # a face's wrapper: the node, and whether it is fetched as None
+        return (type(fetches), node)
     return (type(fetches), repr(fetches))

@@ -58,7 +58,8 @@ def gradients(ys, xs, grad_ys=None, name="gradients", colocate_gradients_with_op
     [np.float32(20.0), np.float32(15.0)]
 
     TF1's other arguments: ``stop_gradients`` (nodes held constant: no gradient flows
-    through them), ``unconnected_gradients='zero'`` (zeros instead of None for an x that
+    through them, so with ``gradients(z, [x, t], stop_gradients=[x, t])`` each is the
+    partial derivative), ``unconnected_gradients='zero'`` (zeros instead of None for an x that
     no y depends on); ``aggregation_method``, ``gate_gradients`` and
     ``colocate_gradients_with_ops`` are accepted and change nothing (gradients are summed
     exactly, placed with the nodes they differentiate).
@@ -100,10 +101,11 @@ def gradients(ys, xs, grad_ys=None, name="gradients", colocate_gradients_with_op
             prev = grads.get(id(y))
             grads[id(y)] = (y, gy if prev is None else prev[1] + gy)
         # An x is walked through too when an earlier x reaches it (t = 2 * x and xs = [x, t]:
-        # dz/dx flows on through t), while t's own gradient is kept as the answer for t.
+        # dz/dx flows on through t), while t's own gradient is kept as the answer for t;
+        # unless t is in stop_gradients: then dz/dx is the partial, along paths avoiding t.
         order = [n for n in reversed(above)
-                 if id(n) in between and (id(n) not in x_ids
-                                          or any(id(i) in between for i in n.inputs))]
+                 if id(n) in between and id(n) not in stops
+                 and (id(n) not in x_ids or any(id(i) in between for i in n.inputs))]
         autodiff.propagate(order, grads, _StaticMode(between), keep=x_ids)
         out = [grads[id(x)][1] if id(x) in grads else None for x in xs]
         if mode == "zero":

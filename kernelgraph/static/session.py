@@ -20,7 +20,7 @@ import weakref
 from .. import graph as _graph
 from .. import trace
 from ..errors import OpError, shown, where
-from ..graph import Node, Operation, get_default_graph
+from ..graph import Node, ancestors, get_default_graph, node_of
 from . import passes
 from .control_flow.subgraph import use_compiler
 from .feeds import FetchSpec, fetch_key
@@ -105,7 +105,7 @@ class Session:
             args = ()
         plan = family.for_values(args)
         try:
-            values = plan.fn(*args)
+            values = _run_as(self, plan, args) if spec.per_session else plan.fn(*args)
         except OpError:
             raise
         except Exception as e:  # noqa: BLE001 - re-raised naming the node and user line
@@ -133,6 +133,10 @@ class Session:
         spec = FetchSpec(self._as_graph_node, fetches)
         feed_nodes = [self._as_graph_node(k, "Feed") for k in feed_keys]
         spec.keep_arrays(feed_nodes)  # TF1 answers a fetched fed tensor with an array
+        # a host kernel that keeps state per Session (a tf.data iterator), maybe inside a
+        # branch or loop body: runs of this plan say which Session runs them
+        spec.per_session = any("host_only" in n.op.traits
+                               for n in ancestors(spec.nodes, stop=feed_nodes))
         return PlanFamily(self, spec.nodes, feed_nodes, traced=trace.active), spec
 
     def plan(self, fetches, feed_dict=None) -> Plan:
@@ -194,11 +198,11 @@ class Session:
     def _as_graph_node(self, x, what):
         if isinstance(x, str):
             return self.graph.get_node(x)
-        if isinstance(x, Operation):  # TF1's t.op: run for its effects, fetched as None
-            x = x.node
-            if what == "Feed":
+        if not isinstance(x, Node) and node_of(x) is not None:  # a face's wrapper
+            if what == "Feed" and getattr(type(x), "kg_operation", False):
                 raise TypeError(f"Cannot interpret feed_dict key as Tensor: Can not convert "
                                 f"an Operation ('{x.name}') into a Tensor.")
+            x = node_of(x)
         if not isinstance(x, Node) or not x.symbolic:
             if what == "Feed":
                 raise TypeError(f"Cannot interpret feed_dict key as Tensor: Can not convert a "
@@ -273,6 +277,28 @@ class _SessionStack(threading.local):
 
 
 _default_sessions = _SessionStack()
+
+
+class _Running(threading.local):
+    session = None
+
+
+_running = _Running()
+
+
+def _run_as(session, plan, args):
+    running = _running.session
+    _running.session = session
+    try:
+        return plan.fn(*args)
+    finally:
+        _running.session = running
+
+
+def running_session():
+    """The Session whose ``run`` is computing in this thread now, or None: what a kernel
+    that keeps state per Session (a tf.data iterator) asks, since it is not told."""
+    return _running.session
 
 
 def get_default_session():

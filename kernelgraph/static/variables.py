@@ -10,10 +10,9 @@ import numpy as np
 
 from .. import dtypes as D
 from ..errors import shown, where
-from ..graph import Node, get_default_graph, tf_caller, user_location
+from ..graph import Node, get_default_graph, user_location
 from ..ops import registry
 from ..ops.registry import define
-from ..tensor_shape import Dimension, TensorShape
 from .build import build, constant_node, placed
 
 
@@ -81,12 +80,13 @@ def placeholder(dtype=None, shape=None, name=None) -> Node:
 
 def _shape_of(shape) -> tuple:
     """A placeholder's ``shape`` as a tuple of ints and Nones, by TF1's TensorShape rules."""
-    if isinstance(shape, TensorShape):  # t.get_shape() of another tensor (Dimensions)
+    if hasattr(shape, "as_list") and hasattr(shape, "ndims"):  # a shape object (TF1's)
         if shape.ndims is None:
             raise ValueError("a placeholder's shape of unknown rank is shape=None")
-        return shape.as_tuple()
-    if isinstance(shape, list | tuple):  # TF1 code passes x.shape[1] (a Dimension) too
-        shape = [d.value if isinstance(d, Dimension) else d for d in shape]
+        return tuple(shape.as_list())
+    if isinstance(shape, list | tuple):  # a size object (x.shape[1] in TF1) has .value
+        shape = [getattr(d, "value", d) if not isinstance(d, np.ndarray) else d
+                 for d in shape]
     if _is_dim(shape) or not (isinstance(shape, str | bytes) or hasattr(shape, "__iter__")):
         shape = (shape,)  # one dimension (a float among them is refused below)
     elif isinstance(shape, str | bytes):
@@ -185,10 +185,7 @@ class Variable(Node):
         return self.initial_value
 
     def __repr__(self):
-        if tf_caller():  # TF1 shows a (reference) variable so
-            return (f"<tf.Variable '{self._name}:0' shape={TensorShape(self._shape)} "
-                    f"dtype={self.dtype.name}_ref>")
-        return f"<kg.Variable '{self._name}' shape={self._shape} dtype={self.dtype.name}>"
+        return f"<kg.Variable '{self.name}' shape={self.shape} dtype={self.dtype.name}>"
 
     __str__ = __repr__
 

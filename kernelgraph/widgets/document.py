@@ -42,7 +42,7 @@ import numpy as np
 from .. import nest, trace
 from ..eager import EagerNode, Tensor
 from ..errors import shown
-from ..graph import Graph, Node, ancestors, get_default_graph, shape_str
+from ..graph import Graph, Node, ancestors, get_default_graph, node_of, shape_str
 from ..static.session import Session
 from . import views
 from .gradmap import gradient_scope, replay, static_gradient_map
@@ -165,8 +165,8 @@ def flatten_fetches(fetches, graph: Graph | None = None) -> list[Node]:
             if graph is None:
                 raise TypeError(f"the fetch name {shown(f)} needs a graph to be looked up in")
             out.append(graph.get_node(f))
-        elif isinstance(f, Node) and not isinstance(f, EagerNode):
-            out.append(f)
+        elif node_of(f) is not None and not isinstance(f, EagerNode):
+            out.append(node_of(f))  # a node, or a face's wrapper of one (TF1's tf.Tensor)
         elif f is not None:
             raise TypeError(f"expected graph nodes to fetch, got {type(f).__name__}")
     return out
@@ -464,14 +464,14 @@ def document_of(obj, title: str | None = None, names: Mapping | None = None,
         if len(obj) not in (2, 3):
             raise TypeError("expected (session, fetches) or (session, fetches, feed_dict)")
         return run_document(*obj, title=title, **kwargs)
-    if isinstance(obj, Node):
-        return graph_document(fetches=[obj], title=title, **kwargs)
+    if node_of(obj) is not None:  # a node, or a face's wrapper of one (TF1's tf.Tensor)
+        return graph_document(fetches=[node_of(obj)], title=title, **kwargs)
     if isinstance(obj, list | tuple | dict):
         flat = list(obj.values()) if isinstance(obj, dict) else _flat(obj)
         if flat and all(isinstance(x, Tensor | EagerNode) for x in flat):
             return eager_document(*flat, names=names, title=title, **kwargs)
-        if flat and all(isinstance(x, Node) for x in flat):
-            return graph_document(fetches=flat, title=title, **kwargs)
+        if flat and all(node_of(x) is not None for x in flat):
+            return graph_document(fetches=[node_of(x) for x in flat], title=title, **kwargs)
     raise TypeError(f"cannot draw a {type(obj).__name__}: expected a kg.Graph, graph nodes, "
                     "(session, fetches, feed_dict), kg.Tensor objects, sess.explain(...) "
                     "or sess.step(...)")

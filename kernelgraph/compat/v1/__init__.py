@@ -10,6 +10,10 @@ Classic TF1 tutorial code runs with only its import changed::
     with tf.Session() as sess:
         print(sess.run([c], feed_dict={a: [15.0], b: [20.0]}))   # [array([300.], ...)]
 
+Every function here returns TF1's types (:mod:`.face`): ``tf.Tensor``, ``tf.Operation`` and
+``tf.Variable`` wrap kernelgraph's graph nodes, so ``c.name`` is 'Mul:0' and ``c.op.type``
+'Mul' because ``c`` is a ``tf.Tensor``, whatever else the program imports.
+
 The names live by idea in :mod:`.spellings` (ops, dtypes, variables), :mod:`.conv`
 (convolution and pooling in TF's layout), :mod:`.control_flow`, :mod:`.rnn` and
 :mod:`.optimizers` (``tf.train``); this module gathers them into TF1's namespaces
@@ -47,9 +51,6 @@ from .optimizers import (
     get_or_create_global_step,
 )
 from .spellings import (
-    DType,
-    Operation,
-    Tensor,
     abs,
     add,
     argmax,
@@ -118,8 +119,6 @@ from .spellings import kg_device as kg_device
 # isort: split
 import sys as _sys  # noqa: E402
 
-from ...graph import SLOTS as _SLOTS  # noqa: E402
-from ...graph import Operation  # noqa: E402, F811 - TF1's Operation (t.op in a TF1 program)
 from .spellings import *  # noqa: E402, F403 - TF1's op names: its __all__
 from .tensors import *  # noqa: E402, F403 - constant, TensorShape, shape, range, dtypes ...
 from .testing import test as test  # noqa: E402 - tf.test.TestCase, as TF1's tests use it
@@ -128,8 +127,6 @@ from .variable_scope import (  # noqa: E402
     report_uninitialized_variables as report_uninitialized_variables,
 )
 
-# A namespace holding this module is a TF1 program: it reads t.op, t.name, t.shape as TF1's.
-_SLOTS["tf_module"] = _sys.modules[__name__]
 # tf.math: the same functions under TF 1.13+'s namespace.
 math = types.SimpleNamespace(softplus=ops.softplus, **{name: globals()[name] for name in (
     "abs", "add", "add_n", "argmax", "argmin", "ceil", "cos", "count_nonzero", "divide", "equal",
@@ -176,3 +173,15 @@ __all__ = [
 ]
 __all__ += _namespaces_all
 __all__ += ["RunMetadata", "RunOptions"]  # tf.RunOptions, tf.RunMetadata
+
+# -- TF1's types, and the boundary on every function and class of the face
+# isort: split
+from .dtype import CONSTANTS as _DTYPES  # noqa: E402
+from .dtype import DType  # noqa: E402
+from .face import Graph, Operation, Tensor, Variable, install  # noqa: E402, F811
+from .session import InteractiveSession, Session  # noqa: E402, F811
+
+# tf.float32 ... are TF1's DTypes (they read as NumPy's dtypes wherever one is expected)
+globals().update(_DTYPES)
+vars(dtypes).update(_DTYPES)  # noqa: F405 - tf.dtypes, from .tensors
+install(_sys.modules[__name__])

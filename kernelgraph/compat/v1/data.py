@@ -33,14 +33,15 @@ import itertools
 
 import numpy as np
 
-from ...dtypes import DType, as_dtype, bool_, int64
+from ...dtypes import as_dtype, bool_, int64
 from ...errors import shown
 from ...graph import Node, get_default_graph, user_location
 from ...ops.random import _generator, _seed_attrs
 from ...static.control_flow import Subgraph
 from ...static.control_flow.tracing import inner, trace_function
-from ...tensor_shape import TensorShape
+from .dtype import DType
 from .structure import Spec, dims, flat, flat_up_to, is_structure, pack
+from .tensor_shape import TensorShape
 
 
 def _as_array(value) -> np.ndarray:

@@ -14,7 +14,6 @@ each start from the first element).
 
 from __future__ import annotations
 
-import sys
 import types
 import weakref
 
@@ -24,24 +23,19 @@ from ...errors import FailedPreconditionError, where
 from ...graph import Node, get_default_graph, user_location
 from ...static.control_flow import iterator_get_next_op, iterator_init_op
 from ...static.control_flow.tracing import CPU, tuple_outputs
-from ...static.session import Session
-from ...tensor_shape import TensorShape
+from ...static.session import running_session
 from .data import Dataset
 from .structure import Spec, flat, flat_up_to, pack
+from .tensor_shape import TensorShape
 
 OutOfRangeError = errors.OutOfRangeError  # tf.errors.OutOfRangeError: the end of a dataset
 
 
 def _running_session():
-    """The Session whose ``run`` is computing the node calling this (found on the stack:
-    a kernel is not told which Session runs it)."""
-    frame = sys._getframe(2)
-    while frame is not None:
-        candidate = frame.f_locals.get("self")
-        if isinstance(candidate, Session):
-            return candidate
-        frame = frame.f_back
-    return _NO_SESSION
+    """The Session whose ``run`` is computing the node calling this (the key of its
+    per-Session state)."""
+    session = running_session()
+    return _NO_SESSION if session is None else session
 
 
 class _NoSession:

@@ -12,13 +12,11 @@ from ...dtypes import as_dtype, bool_, float32, float64, int64
 from ...eager import Tensor as EagerTensor  # passed through unchanged (eager mode)
 from ...graph import Node
 from ...static.variables import constant, global_variables_initializer
-from ...tensor_shape import as_shape
+from .tensor_shape import as_shape
 from .tensors import constant as tf_constant
 from .tensors import tf_op
 
 bool = bool_  # noqa: A001 - tf.bool
-Tensor = Operation = Node
-DType = np.dtype
 
 
 
@@ -52,7 +50,7 @@ def _dims(shape, what: str) -> tuple:
     """A shape argument (a list, a TensorShape, a constant tensor such as a known
     ``tf.shape(x)``) as a tuple of ints, None for an unknown size."""
     if isinstance(shape, Node):
-        if shape._op.name != "const":
+        if shape.op.name != "const":
             raise NotImplementedError(f"{what} with a shape computed at run time is not "
                                       "implemented in kernelgraph; pass Python ints (or -1)")
         shape = shape.attrs["value"].tolist()
@@ -105,7 +103,7 @@ def _dim_source(d):
     (``tf.shape(x)[axis]``: a getitem of tf.shape's stack of dim_size nodes); else None."""
     if not isinstance(d, Node):
         return int(d) if isinstance(d, int | np.integer) else None
-    name = d._op.name
+    name = d.op.name
     if name == "const" and np.ndim(d.attrs["value"]) == 0:
         return int(d.attrs["value"])
     if name == "dim_size":
@@ -114,9 +112,9 @@ def _dim_source(d):
         return _dim_source(d.inputs[0])
     if name == "getitem" and len(d.attrs["index"]) == 1 and isinstance(d.attrs["index"][0], int):
         src = d.inputs[0]
-        while src._op.name == "cast":
+        while src.op.name == "cast":
             src = src.inputs[0]
-        if src._op.name == "stack" and src.attrs["axis"] == 0:
+        if src.op.name == "stack" and src.attrs["axis"] == 0:
             return _dim_source(src.inputs[d.attrs["index"][0]])
     return None
 

@@ -24,7 +24,7 @@ import numpy as np
 from ... import dtypes as D
 from ... import ops
 from ...eager import Tensor as EagerTensor
-from ...graph import Node, Operation, get_default_graph, user_location
+from ...graph import Node, get_default_graph, user_location
 from ...ops import registry, shape_functions
 from ...ops.control import dim_size
 from ...static.build import build, constant_node
@@ -32,7 +32,8 @@ from ...static.gradients import gradients as _kg_gradients
 from ...static.gradients import stop_gradient as _stop_gradient_op
 from ...static.variables import Variable as _KgVariable
 from ...static.variables import group
-from ...tensor_shape import Dimension, TensorShape, as_shape, unknown_shape
+from .dtype import DType
+from .tensor_shape import Dimension, TensorShape, as_shape, unknown_shape
 
 string = D.string
 int8, int16, uint8, float16, half = D.int8, D.int16, D.uint8, D.float16, D.float16
@@ -118,7 +119,7 @@ def constant(value, dtype=None, shape=None, name="Const", verify_shape=False) ->
     ([[7, 7], [7, 7]], b'Hi')
     """
     if isinstance(value, Node):
-        raise TypeError(f"tf.constant needs a value, got the tensor '{value._name}'")
+        raise TypeError(f"tf.constant needs a value, got the tensor '{value.name}'")
     arr = _tf_array(value, dtype, "tf.constant")
     if shape is not None:
         arr = _shaped(arr, shape, verify_shape)
@@ -154,7 +155,7 @@ def convert_to_tensor(value, dtype=None, name=None, preferred_dtype=None,
                       dtype_hint=None) -> Node:
     """TF1's ``tf.convert_to_tensor``: a tensor as it is (its dtype must be ``dtype``), a
     Variable as the tensor of its value, anything else a constant."""
-    if isinstance(value, Operation):
+    if isinstance(value, Node) and value.is_operation:
         raise TypeError(f"Can't convert Operation '{value.name}' to Tensor")
     if isinstance(value, Node):
         if dtype is not None and D.as_dtype(dtype) is not value.dtype:
@@ -172,7 +173,7 @@ def convert_to_tensor(value, dtype=None, name=None, preferred_dtype=None,
 
 def _narrow_dtype(args):
     """The storage dtype (int8, int16, uint8) all tensor operands share, else None."""
-    dts = {a._dtype for a in args if isinstance(a, Node)}
+    dts = {a.dtype for a in args if isinstance(a, Node)}
     if len(dts) == 1:
         (dt,) = dts
         return dt if dt in D.STORAGE else None
@@ -214,10 +215,10 @@ def _node(x) -> Node:
 
 
 def _known_shape(x: Node, what: str) -> tuple:
-    if x._shape is None:
-        raise ValueError(f"{what}: the rank of '{x._name}' is not known while the graph is "
+    if x.shape is None:
+        raise ValueError(f"{what}: the rank of '{x.name}' is not known while the graph is "
                          "built (kernelgraph needs it)")
-    return x._shape
+    return x.shape
 
 
 def shape(input, name=None, out_type=int32) -> Node:  # noqa: A002 - TF's argument name
@@ -310,7 +311,7 @@ def hessians(ys, xs, name="hessians", colocate_gradients_with_ops=False,
     for x in xs:
         dims = _known_shape(x, "tf.hessians")
         if None in dims:
-            raise ValueError(f"tf.hessians needs the full shape of '{x._name}', got "
+            raise ValueError(f"tf.hessians needs the full shape of '{x.name}', got "
                              f"{TensorShape(dims)}")
         (g,) = _kg_gradients(ys, [x], name=name)
         if g is None:
@@ -427,7 +428,7 @@ def get_collection(key, scope=None) -> list:
         items = [v for v in graph.variables if v.trainable] + [
             v for v in items if v not in graph.variables]
     if scope is not None:
-        items = [i for i in items if re.match(scope, getattr(i, "_name", "") or "")]
+        items = [i for i in items if re.match(scope, getattr(i, "name", "") or "")]
     return items
 
 
@@ -544,7 +545,7 @@ def _eye(num_rows, num_columns=None, batch_shape=None, dtype=float32, name=None)
 dtypes = types.SimpleNamespace(
     float16=float16, half=float16, float32=float32, float64=float64, double=float64,
     int8=int8, int16=int16, int32=int32, int64=int64, uint8=uint8, bool=D.bool_,
-    string=string, as_dtype=D.as_dtype, DType=np.dtype)
+    string=string, as_dtype=D.as_dtype, DType=DType)
 
 
 # The unary math TF1 spells as PyTorch does (the ops of kernelgraph.ops.elementwise_math).

@@ -217,7 +217,7 @@ class TestCase(unittest.TestCase):
             raise TypeError(f"input_a must be a np.ndarray, not {type(input_a).__name__}")
         if not isinstance(input_b, Node):
             raise TypeError(f"input_b must be a Tensor, not {type(input_b).__name__}")
-        self.assertAllEqual(input_a.shape, input_b.get_shape().as_list(), msg=msg)
+        self.assertAllEqual(input_a.shape, list(input_b.shape), msg=msg)
 
     def assertNear(self, f1, f2, err, msg=None):  # noqa: N802
         """``|f1 - f2| <= err``."""

@@ -1,9 +1,9 @@
 """The learner's path: which kernelgraph code an eager ``c = a * b; c.backward()`` runs.
 
 Counts, after a warm-up, the distinct kernelgraph functions executed (each function's whole
-source, docstring included, counted once) and the modules they live in, as issue 29 counts
-them. ``PYTHONPATH=$PWD python tests/learner_path.py`` prints the list (``--json``: as
-JSON); tests/test_structure.py runs it in a fresh interpreter and bounds the figure.
+source, docstring included, counted once) and the modules they live in.
+``PYTHONPATH=$PWD python tests/learner_path.py`` prints the list (``--json``: as JSON);
+tests/test_learner_path.py runs it in a fresh interpreter and bounds the figure.
 """
 
 from __future__ import annotations

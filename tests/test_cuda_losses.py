@@ -4,7 +4,7 @@ PyTorch training step (``model.to('cuda')``, loss, ``backward()``, ``optimizer.s
 
 The losses look at class ids on the host (which targets are ignored, which are out of range)
 before any kernel runs; on a GPU that look is one explicit copy, where ``numpy()`` would refuse
-(issue 29: ``nn.CrossEntropyLoss()`` failed on every CUDA tensor). Without an NVIDIA GPU the
+(``nn.CrossEntropyLoss()`` once failed on every CUDA tensor). Without an NVIDIA GPU the
 kernels run on numba's simulator (the root conftest): shapes stay tiny.
 """
 

@@ -197,9 +197,9 @@ CORE = (
 FACES = ("", "compat", "nn", "optim", "utils", "data", "autograd", "checkpoint", "widgets",
          "distributed", "bench", "jit", "autobatching", "testing", "demo")
 # Lines with code in the core, counted as tinygrad's sz.py counts them (see core_lines).
-# Set from the core's size when it was named (8263 lines, before the other branches of issue 29
-# merged) plus about 2%; the lead re-sets it after that merge. Raise it only with a reason.
-MAX_CORE_LINES = 8430
+# Set from the core's size once its faces were taken out of it (8176 lines) plus about 1.5%:
+# raise it only with a reason, and take the lines from somewhere else when you can.
+MAX_CORE_LINES = 8300
 
 
 def _is_face(module: str) -> bool:

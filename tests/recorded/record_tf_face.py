@@ -1,5 +1,5 @@
-"""Record what real TF1 (``tensorflow.compat.v1``, graph mode) answers for the TF1 face
-(issue 29): what a TF1 program reads off its tensors, operations and variables
+"""Record what real TF1 (``tensorflow.compat.v1``, graph mode) answers for the TF1 face:
+what a TF1 program reads off its tensors, operations and variables
 (tests/import_styles/tf1_program.py's ``facts``), ``tf.gradients`` with ``stop_gradients``,
 and ``tf.cast`` to and from ``tf.string``, into ``tf_face.json`` (read by
 tests/test_tf_import_styles.py).

@@ -341,7 +341,7 @@ def test_tf_train_api():
     grads_and_vars = opt.compute_gradients(loss)
     assert [v.name for _, v in grads_and_vars] == ["w:0", "b:0"]
     train = opt.apply_gradients(grads_and_vars, global_step=step)
-    assert opt.get_slot_names() == ["m", "v"] and opt.get_slot(w, "m").name == "Adam/w/m:0"
+    assert opt.get_slot_names() == ["m", "v"] and opt.get_slot(w, "m").name == "w/Adam:0"
     data = np.linspace(-1, 1, 8, dtype=np.float32)[:, None]
     with tf.Session() as sess:
         sess.run(tf.global_variables_initializer())

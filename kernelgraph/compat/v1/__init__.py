@@ -40,6 +40,7 @@ from ...static.variables import (
     trainable_variables,
     variables_initializer,
 )
+from .adaptive import AdadeltaOptimizer, AdagradOptimizer, RMSPropOptimizer
 from .control_flow import cond, while_loop
 from .optimizers import (
     AdamOptimizer,
@@ -49,6 +50,12 @@ from .optimizers import (
     create_global_step,
     get_global_step,
     get_or_create_global_step,
+)
+from .proximal import (
+    AdagradDAOptimizer,
+    FtrlOptimizer,
+    ProximalAdagradOptimizer,
+    ProximalGradientDescentOptimizer,
 )
 from .spellings import (
     abs,
@@ -146,6 +153,10 @@ random = types.SimpleNamespace(normal=random_normal, uniform=random_uniform,
 train = types.SimpleNamespace(
     Optimizer=Optimizer, GradientDescentOptimizer=GradientDescentOptimizer,
     MomentumOptimizer=MomentumOptimizer, AdamOptimizer=AdamOptimizer,
+    RMSPropOptimizer=RMSPropOptimizer, AdagradOptimizer=AdagradOptimizer,
+    AdadeltaOptimizer=AdadeltaOptimizer, FtrlOptimizer=FtrlOptimizer,
+    ProximalGradientDescentOptimizer=ProximalGradientDescentOptimizer,
+    ProximalAdagradOptimizer=ProximalAdagradOptimizer, AdagradDAOptimizer=AdagradDAOptimizer,
     get_global_step=get_global_step, create_global_step=create_global_step,
     get_or_create_global_step=get_or_create_global_step,
 )

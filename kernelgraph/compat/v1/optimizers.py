@@ -3,14 +3,28 @@
 
 from __future__ import annotations
 
+import contextlib
+
 import numpy as np
 
 from ... import ops
 from ...dtypes import float64
 from ...graph import Graph, Node, get_default_graph
 from ...optim import GraphUpdates as _GraphUpdates
+from ...optim.optimizer import _beside
 from ...static.gradients import gradients
-from ...static.variables import Variable
+from ...static.variables import Variable, group
+
+
+@contextlib.contextmanager
+def _top_scope(graph: Graph):
+    """Outside every name scope: TF1 names a slot after its variable ('w/Adam'), wherever
+    ``minimize`` was called."""
+    saved, graph._scope = graph._scope, []
+    try:
+        yield
+    finally:
+        graph._scope = saved
 
 
 class Optimizer(_GraphUpdates):
@@ -19,10 +33,29 @@ class Optimizer(_GraphUpdates):
     graph. The update rules are TF1's (see each subclass); the machinery (slot variables,
     one ``group`` of assigns) is :mod:`kernelgraph.optim`'s."""
 
+    # TF1's slots in the order TF1 makes them: the first is named 'w/Adam', the next
+    # 'w/Adam_1' ...; a slot kernelgraph keeps beyond TF's (Adam's step count) is 'w/Adam/step'.
     _slot_names: tuple = ()
 
     def __init__(self, use_locking: bool = False, name: str = "Optimizer"):  # locking: no-op
         self._name = name
+
+    def _graph_slots(self, var: Variable) -> dict:
+        slots = self.__dict__.setdefault("_slots", {})
+        hit = slots.get(id(var))
+        if hit is None:
+            specs = self._slot_specs(var)
+            order = [n for n in self._slot_names if n in specs]
+            order += [n for n in specs if n not in order]
+            made = {}
+            with var.graph.as_default(), _top_scope(var.graph), _beside(var):
+                for name in order:
+                    shape, dtype, fill = specs[name]
+                    label = self._name if name in self._slot_names else f"{self._name}/{name}"
+                    made[name] = Variable(np.full(shape, fill, dtype), trainable=False,
+                                          name=f"{var.name}/{label}")
+            slots[id(var)] = hit = (var, made)  # var kept: its id is not reused meanwhile
+        return hit[1]
 
     def _hyper(self) -> dict:
         return {}
@@ -50,7 +83,17 @@ class Optimizer(_GraphUpdates):
         if all(g is None for g, _ in pairs):
             raise ValueError(f"No gradients provided for any variable: "
                              f"{[v.name for _, v in pairs]}")
-        return self._train_op(pairs, self._hyper(), global_step, name, scope=self._name)
+        for _, var in pairs:  # made outside the optimizer's name scope, named as TF1 names them
+            if isinstance(var, Variable):
+                self._graph_slots(var)
+        train = self._train_op(pairs, self._hyper(), None, None if global_step is not None
+                               else name, scope=self._name)
+        if global_step is None:
+            return train
+        # as TF1: the step counts after every update ran (AdagradDA reads the old count)
+        with train.graph.as_default(), train.graph.control_dependencies([train]):
+            step = global_step.assign_add(np.ones((), global_step.dtype))
+            return group(step, name=name or self._name)  # an Operation, as TF1's
 
     def minimize(self, loss: Node, global_step: Variable | None = None,
                  var_list: list | None = None, name: str | None = None) -> Node:
@@ -71,8 +114,13 @@ class Optimizer(_GraphUpdates):
         return self.apply_gradients(self.compute_gradients(loss, var_list), global_step, name)
 
     def get_slot_names(self) -> list:
-        """The names ``get_slot`` accepts (TF's: ``['m', 'v']`` for Adam)."""
-        return list(self._slot_names)
+        """The names ``get_slot`` accepts, sorted as TF's (``['m', 'v']`` for Adam)."""
+        return sorted(self._slot_names)
+
+    def get_slot(self, var: Variable, name: str) -> Variable | None:
+        """The slot variable ``name`` of ``var`` (``'w/Adam:0'`` for Adam's ``'m'``), or None
+        (before ``minimize``, for a variable it does not train, or a name it has not)."""
+        return super().get_slot(var, name) if name in self._slot_names else None
 
 
 class GradientDescentOptimizer(Optimizer):
@@ -110,7 +158,7 @@ class MomentumOptimizer(Optimizer):
     ...         sess.run(tf.global_variables_initializer())
     ...         _ = sess.run(train); _ = sess.run(train)     # accum 2, then 0.5*2 + 1.6
     ...         round(float(sess.run(w)), 6), opt.get_slot(w, "momentum").name
-    (0.54, 'Momentum/Variable/momentum:0')
+    (0.54, 'Variable/Momentum:0')
     """
 
     _slot_names = ("momentum",)

@@ -3,10 +3,13 @@ TF1 computed and wrote (tests/recorded/record_tf_train.py -> tf_train.json)."""
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pytest
 
 import kernelgraph.compat.v1 as tf
+from kernelgraph import load as kg_load
 
 
 @pytest.fixture(scope="module")
@@ -89,3 +92,100 @@ def test_slots_are_named_outside_the_callers_name_scope():
         with tf.name_scope("training"):
             opt.minimize(w * w)
         assert opt.get_slot(w, "rms").name == "w/RMSProp:0"
+
+
+# -- tf.train.Saver and the checkpoint-state file ---------------------------------------------
+def test_saver_tutorial_pattern_matches_tf1(ref, tmp_path, monkeypatch):
+    want = ref["saver"]
+    monkeypatch.chdir(tmp_path)
+    with tf.Graph().as_default():
+        w, b, loss = _problem(ref)
+        step = tf.train.get_or_create_global_step()
+        train = tf.train.GradientDescentOptimizer(0.1).minimize(loss, global_step=step)
+        saver = tf.train.Saver(max_to_keep=2)
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            assert (tf.train.get_checkpoint_state("ckpt") is None) == want["state_before"]
+            assert tf.train.latest_checkpoint("ckpt") == want["latest_before"]
+            paths = []
+            for k in range(3):
+                sess.run(train)
+                paths.append(saver.save(sess, "ckpt/model.ckpt", global_step=(k + 1) * 10))
+            assert paths == want["paths"]
+            assert (tmp_path / "ckpt" / "checkpoint").read_text() == want["checkpoint_file"]
+            # TF1's three files per checkpoint are kernelgraph's one .npz
+            kept = {f.split(".data")[0].split(".index")[0].split(".meta")[0]
+                    for f in want["files"]}
+            assert set(os.listdir("ckpt")) == {f if f == "checkpoint" else f + ".npz"
+                                               for f in kept}
+            ckpt = tf.train.get_checkpoint_state("ckpt")
+            assert ckpt and ckpt.model_checkpoint_path == want["state"]["model_checkpoint_path"]
+            assert list(ckpt.all_model_checkpoint_paths) == \
+                want["state"]["all_model_checkpoint_paths"]
+            assert tf.train.latest_checkpoint("ckpt") == want["latest"]
+            assert {p: tf.train.checkpoint_exists(p) for p in paths} == want["exists"]
+            assert saver.last_checkpoints == want["last_checkpoints"]
+            saved = sess.run([w, b])
+            np.testing.assert_allclose(saved[0], want["values_at_save"]["w"], rtol=1e-6)
+            assert tf.train.Saver().save(sess, "other/model.ckpt") == want["no_step_path"]
+            assert (tmp_path / "other" / "checkpoint").read_text() == \
+                want["no_step_checkpoint_file"]
+            assert tf.train.Saver().save(sess, "third/model", global_step=step) == \
+                want["step_tensor_path"]
+            absolute = tf.train.Saver().save(sess, str(tmp_path / "abs" / "model"))
+            assert absolute.replace(str(tmp_path), "<root>") == want["abs_path"]
+            assert (tmp_path / "abs" / "checkpoint").read_text().replace(
+                str(tmp_path), "<root>") == want["abs_checkpoint_file"]
+            assert tf.train.latest_checkpoint(str(tmp_path / "abs")).replace(
+                str(tmp_path), "<root>") == want["abs_latest"]
+            sess.run(train)
+            sess.run(train)
+            if ckpt and ckpt.model_checkpoint_path:
+                saver.restore(sess, ckpt.model_checkpoint_path)
+            wv, bv, sv = sess.run([w, b, step])
+            np.testing.assert_allclose(wv, want["values_restored"]["w"], rtol=1e-6)
+            assert float(bv) == pytest.approx(want["values_restored"]["b"])
+            assert int(sv) == want["values_restored"]["step"]
+
+
+def test_saver_var_list_dict_restores_into_a_new_graph(ref, tmp_path):
+    with tf.Graph().as_default():
+        v = tf.Variable([1.0, 2.0], name="v")
+        saver = tf.train.Saver({"renamed": v})
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            path = saver.save(sess, str(tmp_path / "d" / "m"))
+    assert path.replace(str(tmp_path), "<root>") == ref["saver"]["dict_path"]
+    with tf.Graph().as_default():
+        u = tf.Variable([0.0, 0.0], name="u")
+        other = tf.Variable(5.0, name="other")
+        saver = tf.train.Saver({"renamed": u})
+        with tf.Session() as sess:
+            sess.run(other.initializer)
+            saver.restore(sess, path)  # restores u alone: no initializer needed for it
+            assert sess.run(u).tolist() == ref["saver"]["dict_restored"]
+            # the file is kernelgraph's own checkpoint, read without pickle
+            assert sorted(kg_load(path + ".npz")) == ["renamed"]
+
+
+def test_saver_var_list_as_a_list_and_refusals(tmp_path):
+    with tf.Graph().as_default():
+        a = tf.Variable(1.0, name="a")
+        b = tf.Variable(2.0, name="b")
+        saver = tf.train.Saver([a])
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            path = saver.save(sess, str(tmp_path / "m"))
+            assert sorted(kg_load(path + ".npz")) == ["a"]
+            with pytest.raises(ValueError, match="not a valid checkpoint"):
+                saver.restore(sess, str(tmp_path / "missing"))
+            with pytest.raises(ValueError, match="None"):
+                saver.restore(sess, None)
+            with pytest.raises(tf.errors.NotFoundError, match="Key b not found"):
+                tf.train.Saver([b]).restore(sess, path)
+    with tf.Graph().as_default(), pytest.raises(ValueError, match="No variables to save"):
+        tf.train.Saver()
+    with pytest.raises(ValueError, match="not a checkpoint state line"):
+        (tmp_path / "bad").mkdir()
+        (tmp_path / "bad" / "checkpoint").write_text("garbage\n")
+        tf.train.get_checkpoint_state(str(tmp_path / "bad"))

@@ -164,7 +164,10 @@ train = types.SimpleNamespace(
 from .distribute import TRAIN_NAMES as _TRAIN_NAMES  # noqa: E402
 from .distribute import RunMetadata, RunOptions, device  # noqa: E402, F811 - device(None)
 
+from .saver import TRAIN_NAMES as _SAVER_NAMES  # noqa: E402 - tf.train.Saver ...
+
 vars(train).update(_TRAIN_NAMES)
+vars(train).update(_SAVER_NAMES)
 
 __all__ = [
     "DType", "Graph", "InteractiveSession", "Operation", "Session", "Tensor", "Variable",

@@ -163,7 +163,6 @@ train = types.SimpleNamespace(
 # tf.RunOptions / tf.RunMetadata, tf.train.ClusterSpec / replica_device_setter
 from .distribute import TRAIN_NAMES as _TRAIN_NAMES  # noqa: E402
 from .distribute import RunMetadata, RunOptions, device  # noqa: E402, F811 - device(None)
-
 from .saver import TRAIN_NAMES as _SAVER_NAMES  # noqa: E402 - tf.train.Saver ...
 
 vars(train).update(_TRAIN_NAMES)

@@ -189,3 +189,58 @@ def test_saver_var_list_as_a_list_and_refusals(tmp_path):
         (tmp_path / "bad").mkdir()
         (tmp_path / "bad" / "checkpoint").write_text("garbage\n")
         tf.train.get_checkpoint_state(str(tmp_path / "bad"))
+
+
+# -- tf.metrics ----------------------------------------------------------------------------------
+METRICS = {
+    "accuracy": lambda lab, pred, sc, val: tf.metrics.accuracy(lab, pred),
+    "mean": lambda lab, pred, sc, val: tf.metrics.mean(val),
+    "precision": lambda lab, pred, sc, val: tf.metrics.precision(lab, pred),
+    "recall": lambda lab, pred, sc, val: tf.metrics.recall(lab, pred),
+    "auc": lambda lab, pred, sc, val: tf.metrics.auc(lab, sc),
+    "auc_pr": lambda lab, pred, sc, val: tf.metrics.auc(lab, sc, curve="PR", num_thresholds=50),
+    "mean_squared_error": lambda lab, pred, sc, val: tf.metrics.mean_squared_error(
+        tf.cast(lab, tf.float32), sc),
+    "mean_absolute_error": lambda lab, pred, sc, val: tf.metrics.mean_absolute_error(
+        tf.cast(lab, tf.float32), sc),
+}
+
+
+@pytest.mark.parametrize("key", sorted(METRICS))
+def test_metric_streams_match_tf1(ref, key):
+    want = ref["metrics"][key]
+    with tf.Graph().as_default():
+        lab = tf.placeholder(tf.int64, [None])
+        pred = tf.placeholder(tf.int64, [None])
+        sc = tf.placeholder(tf.float32, [None])
+        val = tf.placeholder(tf.float32, [None])
+        value, update = METRICS[key](lab, pred, sc, val)
+        assert (value.name, update.name) == (want["value_name"], want["update_name"])
+        assert sorted(v.name for v in tf.local_variables()) == want["local_variables"]
+        assert sorted(v.name for v in tf.get_collection(tf.GraphKeys.LOCAL_VARIABLES)) == \
+            want["local_variables"]
+        assert [v.name for v in tf.global_variables()] == want["global_variables"]
+        with tf.Session() as sess:
+            sess.run(tf.local_variables_initializer())
+            assert float(sess.run(value)) == want["before"]
+            for k in range(3):
+                feed = {lab: ref["labels"][k], pred: ref["predictions"][k],
+                        sc: ref["scores"][k], val: ref["values"][k]}
+                assert float(sess.run(update, feed)) == pytest.approx(want["updates"][k],
+                                                                      rel=1e-5)
+                assert float(sess.run(value)) == pytest.approx(want["values"][k], rel=1e-5)
+
+
+def test_metrics_with_weights_and_a_trained_model_beside_them(tmp_path):
+    with tf.Graph().as_default():
+        w = tf.Variable(1.0, name="w")
+        acc, acc_op = tf.metrics.accuracy([1, 0, 1, 1], [1, 1, 1, 0],
+                                          weights=[1.0, 0.0, 2.0, 1.0])
+        saver = tf.train.Saver()
+        with tf.Session() as sess:
+            sess.run([tf.global_variables_initializer(), tf.local_variables_initializer()])
+            assert float(sess.run(acc_op)) == pytest.approx(3.0 / 4.0)
+            assert float(sess.run(acc)) == pytest.approx(3.0 / 4.0)
+            assert float(sess.run(w)) == 1.0
+            path = saver.save(sess, str(tmp_path / "m"))
+        assert sorted(kg_load(path + ".npz")) == ["w"]  # the metric's counts are not saved

@@ -167,6 +167,10 @@ from .saver import TRAIN_NAMES as _SAVER_NAMES  # noqa: E402 - tf.train.Saver ..
 
 vars(train).update(_TRAIN_NAMES)
 vars(train).update(_SAVER_NAMES)
+# tf.metrics: (value, update_op) pairs over local variables
+from . import metrics as _metrics  # noqa: E402
+
+metrics = types.SimpleNamespace(**{n: getattr(_metrics, n) for n in _metrics.__all__})
 
 __all__ = [
     "DType", "Graph", "InteractiveSession", "Operation", "Session", "Tensor", "Variable",
@@ -186,6 +190,7 @@ __all__ = [
 ]
 __all__ += _namespaces_all
 __all__ += ["RunMetadata", "RunOptions"]  # tf.RunOptions, tf.RunMetadata
+__all__ += ["metrics"]
 
 # -- TF1's types, and the boundary on every function and class of the face
 # isort: split

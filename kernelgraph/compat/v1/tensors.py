@@ -31,7 +31,7 @@ from ...static.build import build, constant_node
 from ...static.gradients import gradients as _kg_gradients
 from ...static.gradients import stop_gradient as _stop_gradient_op
 from ...static.variables import Variable as _KgVariable
-from ...static.variables import group
+from ...static.variables import group, variables_initializer
 from .dtype import DType
 from .tensor_shape import Dimension, TensorShape, as_shape, unknown_shape
 
@@ -454,14 +454,15 @@ def is_tensor(x) -> bool:
     return isinstance(x, Node)
 
 
-def local_variables() -> list:
-    """TF1's local variables: kernelgraph has none (every Variable is global)."""
-    return []
+def local_variables(scope=None) -> list:
+    """TF1's local variables (``tf.GraphKeys.LOCAL_VARIABLES``: ``tf.metrics``' counts),
+    which ``tf.global_variables()`` does not list."""
+    return get_collection(GraphKeys.LOCAL_VARIABLES, scope)
 
 
 def local_variables_initializer() -> Node:
-    """An Operation that does nothing: kernelgraph has no local variables."""
-    return group(name="init_1")
+    """An Operation that initialises the local variables (``tf.metrics``' counts)."""
+    return variables_initializer(local_variables(), name="init_1")
 
 
 def tables_initializer(name="init_all_tables") -> Node:

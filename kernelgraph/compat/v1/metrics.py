@@ -70,12 +70,13 @@ def mean(values, weights=None, metrics_collections=None, updates_collections=Non
     """The mean of every value seen: ``total / count`` over local ``total`` and ``count``.
 
     >>> import kernelgraph.compat.v1 as tf
-    >>> x = tf.placeholder(tf.float32, [None])
-    >>> m, update = tf.metrics.mean(x)
-    >>> with tf.Session() as sess:
-    ...     sess.run(tf.local_variables_initializer())
-    ...     _ = sess.run(update, {x: [1.0, 2.0]}); _ = sess.run(update, {x: [6.0]})
-    ...     float(sess.run(m)), [v.name for v in tf.local_variables()]
+    >>> with tf.Graph().as_default():
+    ...     x = tf.placeholder(tf.float32, [None])
+    ...     m, update = tf.metrics.mean(x)
+    ...     with tf.Session() as sess:
+    ...         sess.run(tf.local_variables_initializer())
+    ...         _ = sess.run(update, {x: [1.0, 2.0]}); _ = sess.run(update, {x: [6.0]})
+    ...         float(sess.run(m)), [v.name for v in tf.local_variables()]
     (3.0, ['mean/total:0', 'mean/count:0'])
     """
     graph = get_default_graph()
@@ -150,10 +151,11 @@ def precision(labels, predictions, weights=None, metrics_collections=None,
     """``true_positives / (true_positives + false_positives)`` of boolean predictions.
 
     >>> import kernelgraph.compat.v1 as tf
-    >>> p, update = tf.metrics.precision([True, False, True], [True, True, True])
-    >>> with tf.Session() as sess:
-    ...     sess.run(tf.local_variables_initializer())
-    ...     round(float(sess.run(update)), 4), [v.name for v in tf.local_variables()][-2:]
+    >>> with tf.Graph().as_default():
+    ...     p, update = tf.metrics.precision([True, False, True], [True, True, True])
+    ...     with tf.Session() as sess:
+    ...         sess.run(tf.local_variables_initializer())
+    ...         round(float(sess.run(update)), 4), [v.name for v in tf.local_variables()]
     (0.6667, ['precision/true_positives/count:0', 'precision/false_positives/count:0'])
     """
     return _ratio(name or "precision", ops.logical_not, lambda p: p, weights,

@@ -85,6 +85,18 @@ def test_optimizers_refuse_bad_hyperparameters():
         tf.train.FtrlOptimizer(0.1, learning_rate_power=0.5)
 
 
+def test_train_ops_are_named_as_tf1_names_them(ref):
+    with tf.Graph().as_default():
+        w = tf.Variable(1.0, name="w")
+        gs = tf.train.get_or_create_global_step()
+        names = [tf.train.RMSPropOptimizer(0.1).minimize(w * w).name,
+                 tf.train.RMSPropOptimizer(0.1).minimize(w * w, global_step=gs).name,
+                 tf.train.AdamOptimizer(0.1).minimize(w * w, name="train").name]
+        assert names == ref["optimizers"]["train_op_names"]["names"]
+        assert type(tf.train.AdamOptimizer(0.1).minimize(w * w)).__name__ == \
+            ref["optimizers"]["train_op_names"]["type"]
+
+
 def test_slots_are_named_outside_the_callers_name_scope():
     with tf.Graph().as_default():
         w = tf.Variable(1.0, name="w")

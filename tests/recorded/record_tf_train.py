@@ -105,6 +105,14 @@ def optimizers(tf):
             wv, bv = sess.run([w, b])
         out["rmsprop_var_list"] = {"w": wv.tolist(), "b": float(bv),
                                    "slot_of_b": opt.get_slot(b, "rms") is None}
+    with tf.Graph().as_default():  # what a train op is, and its name
+        w = tf.Variable(1.0, name="w")
+        gs = tf.train.get_or_create_global_step()
+        names = [tf.train.RMSPropOptimizer(0.1).minimize(w * w).name,
+                 tf.train.RMSPropOptimizer(0.1).minimize(w * w, global_step=gs).name,
+                 tf.train.AdamOptimizer(0.1).minimize(w * w, name="train").name]
+        kind = type(tf.train.AdamOptimizer(0.1).minimize(w * w)).__name__
+        out["train_op_names"] = {"names": names, "type": kind}
     return out
 
 

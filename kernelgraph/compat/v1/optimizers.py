@@ -86,14 +86,20 @@ class Optimizer(_GraphUpdates):
         for _, var in pairs:  # made outside the optimizer's name scope, named as TF1 names them
             if isinstance(var, Variable):
                 self._graph_slots(var)
-        train = self._train_op(pairs, self._hyper(), None, None if global_step is not None
-                               else name, scope=self._name)
-        if global_step is None:
-            return train
-        # as TF1: the step counts after every update ran (AdagradDA reads the old count)
-        with train.graph.as_default(), train.graph.control_dependencies([train]):
-            step = global_step.assign_add(np.ones((), global_step.dtype))
-            return group(step, name=name or self._name)  # an Operation, as TF1's
+        train = self._train_op(pairs, self._hyper(), None, "update", scope=name or self._name)
+        graph = train.graph
+        scope = train.name.rpartition("/")[0]  # 'RMSProp', or 'RMSProp_1' for a second one
+        with graph.as_default():
+            if global_step is not None:
+                # as TF1: the step counts after every update ran (AdagradDA reads the old count)
+                with graph.control_dependencies([train]):
+                    train = global_step.assign_add(np.ones((), global_step.dtype),
+                                                   name=f"{scope}/global_step")
+            done = group(train)  # an Operation, as TF1's
+        # TF1 names the train op as its name scope ('RMSProp', 'train' for name='train'),
+        # which the scope itself holds in the graph's names: the op takes it as it is.
+        done.name = scope
+        return done
 
     def minimize(self, loss: Node, global_step: Variable | None = None,
                  var_list: list | None = None, name: str | None = None) -> Node:

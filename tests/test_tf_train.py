@@ -256,3 +256,21 @@ def test_metrics_with_weights_and_a_trained_model_beside_them(tmp_path):
             assert float(sess.run(w)) == 1.0
             path = saver.save(sess, str(tmp_path / "m"))
         assert sorted(kg_load(path + ".npz")) == ["w"]  # the metric's counts are not saved
+
+
+def test_variables_a_program_makes_local(ref):
+    with tf.Graph().as_default():
+        seen = tf.Variable(0, trainable=False, name="seen",
+                           collections=[tf.GraphKeys.LOCAL_VARIABLES])
+        tf.get_variable("local_acc", [2], collections=[tf.GraphKeys.LOCAL_VARIABLES],
+                        initializer=tf.zeros_initializer())
+        plain = tf.Variable(1.0, name="plain")
+        assert {"local": [v.name for v in tf.local_variables()],
+                "global": [v.name for v in tf.global_variables()],
+                "trainable": [v.name for v in tf.trainable_variables()]} == \
+            ref["metrics"]["own_locals"]
+        with tf.Session() as sess:
+            sess.run(tf.local_variables_initializer())
+            assert int(sess.run(seen.assign_add(2))) == 2
+            with pytest.raises(tf.errors.FailedPreconditionError):
+                sess.run(plain)  # the local initializer leaves the global ones alone

@@ -219,6 +219,15 @@ def metrics(tf):
         out[key] = {"local_variables": names, "global_variables": globals_,
                     "before": before, "updates": updates, "values": values,
                     "value_name": value.name, "update_name": update.name}
+    with tf.Graph().as_default():  # local variables made by the program itself
+        tf.Variable(0, trainable=False, name="seen", collections=[tf.GraphKeys.LOCAL_VARIABLES])
+        tf.get_variable("local_acc", [2], collections=[tf.GraphKeys.LOCAL_VARIABLES],
+                        initializer=tf.zeros_initializer())
+        tf.Variable(1.0, name="plain")
+        out["own_locals"] = {
+            "local": [v.name for v in tf.local_variables()],
+            "global": [v.name for v in tf.global_variables()],
+            "trainable": [v.name for v in tf.trainable_variables()]}
     return out
 
 

@@ -22,19 +22,14 @@ from ... import ops
 from ...dtypes import bool_, float32
 from ...graph import get_default_graph
 from ...static.variables import Variable, constant
+from .graph_collections import GraphKeys, add_to_collections, in_collections
 from .spellings import reduce_sum
-from .tensors import GraphKeys, add_to_collections, get_collection_ref
 
 
 def local_variable(initial_value, name: str) -> Variable:
-    """A variable in ``tf.GraphKeys.LOCAL_VARIABLES`` only (TF1's ``collections=[...]``):
-    made like any Variable, then taken off the graph's global list."""
-    graph = get_default_graph()
+    """A metric's count: a variable in ``tf.GraphKeys.LOCAL_VARIABLES`` only."""
     var = Variable(initial_value, trainable=False, name=name)
-    graph.variables.remove(var)
-    get_collection_ref(GraphKeys.LOCAL_VARIABLES).append(var)
-    get_collection_ref("metric_variables").append(var)
-    return var
+    return in_collections(var, [GraphKeys.LOCAL_VARIABLES, "metric_variables"])
 
 
 def _float(x):

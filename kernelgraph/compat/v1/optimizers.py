@@ -14,6 +14,7 @@ from ...optim import GraphUpdates as _GraphUpdates
 from ...optim.optimizer import _beside
 from ...static.gradients import gradients
 from ...static.variables import Variable, group
+from .graph_collections import trainable_variables
 
 
 @contextlib.contextmanager
@@ -68,7 +69,8 @@ class Optimizer(_GraphUpdates):
                             f"loss, got {type(loss).__name__}")
         graph = loss.graph
         if var_list is None:
-            var_list = [v for v in graph.variables if v.trainable]
+            with graph.as_default():  # TF1's: trainable local variables are trained too
+                var_list = trainable_variables()
         var_list = list(var_list)
         if not var_list:
             raise ValueError("No variables to optimize.")

@@ -15,9 +15,7 @@ with TF1's fill / reshape / pad rules and its dtypes (a Python int is int32, tex
 from __future__ import annotations
 
 import builtins
-import re
 import types
-import weakref
 
 import numpy as np
 
@@ -31,8 +29,19 @@ from ...static.build import build, constant_node
 from ...static.gradients import gradients as _kg_gradients
 from ...static.gradients import stop_gradient as _stop_gradient_op
 from ...static.variables import Variable as _KgVariable
-from ...static.variables import group, variables_initializer
+from ...static.variables import group
 from .dtype import DType
+from .graph_collections import (
+    GraphKeys,
+    add_to_collection,
+    add_to_collections,
+    get_collection,
+    get_collection_ref,
+    in_collections,
+    local_variables,
+    local_variables_initializer,
+    trainable_variables,
+)
 from .tensor_shape import Dimension, TensorShape, as_shape, unknown_shape
 
 string = D.string
@@ -144,8 +153,9 @@ class Variable(_KgVariable):
             initial_value = initial_value()
         if not isinstance(initial_value, Node):
             initial_value = _tf_array(initial_value, dtype, "tf.Variable")
-        return super().__new__(cls, initial_value, name=name, trainable=bool(trainable),
-                               dtype=dtype)
+        var = super().__new__(cls, initial_value, name=name, trainable=bool(trainable),
+                              dtype=dtype)
+        return in_collections(var, collections)
 
 
 registry.FRONTENDS[Variable] = build  # ops on it add graph nodes, as on any Variable
@@ -389,60 +399,6 @@ class AggregationMethod:
     EXPERIMENTAL_ACCUMULATE_N = 2
 
 
-class GraphKeys:
-    """TF1's standard collection names (``tf.GraphKeys.TRAINABLE_VARIABLES`` ...)."""
-
-    GLOBAL_VARIABLES = VARIABLES = "variables"
-    TRAINABLE_VARIABLES = "trainable_variables"
-    LOCAL_VARIABLES = "local_variables"
-    MODEL_VARIABLES = "model_variables"
-    UPDATE_OPS = "update_ops"
-    LOSSES = "losses"
-    REGULARIZATION_LOSSES = "regularization_losses"
-    SUMMARIES = "summaries"
-    GLOBAL_STEP = "global_step"
-    TRAIN_OP = "train_op"
-    ACTIVATIONS = "activations"
-    WEIGHTS = "weights"
-    BIASES = "biases"
-    QUEUE_RUNNERS = "queue_runners"
-
-
-_collections: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # graph -> {key: list}
-
-
-def get_collection_ref(key) -> list:
-    """The default graph's collection ``key`` itself (a list that may be changed)."""
-    return _collections.setdefault(get_default_graph(), {}).setdefault(key, [])
-
-
-def get_collection(key, scope=None) -> list:
-    """TF1's ``tf.get_collection``: a copy of the default graph's collection ``key``; the
-    variables' collections list the graph's Variables. ``scope`` keeps the items whose
-    name matches it from the start (a regular expression, as in TF1)."""
-    graph = get_default_graph()
-    items = list(_collections.get(graph, {}).get(key, []))
-    if key == GraphKeys.GLOBAL_VARIABLES:
-        items = list(graph.variables) + [v for v in items if v not in graph.variables]
-    elif key == GraphKeys.TRAINABLE_VARIABLES:
-        items = [v for v in graph.variables if v.trainable] + [
-            v for v in items if v not in graph.variables]
-    if scope is not None:
-        items = [i for i in items if re.match(scope, getattr(i, "name", "") or "")]
-    return items
-
-
-def add_to_collection(name, value) -> None:
-    """TF1's ``tf.add_to_collection``: append ``value`` to the default graph's collection."""
-    get_collection_ref(name).append(value)
-
-
-def add_to_collections(names, value) -> None:
-    """TF1's ``tf.add_to_collections``: ``value`` appended to each collection of ``names``."""
-    for name in ([names] if isinstance(names, str) else names):
-        add_to_collection(name, value)
-
-
 def control_dependencies(control_inputs):
     """TF1's ``tf.control_dependencies``: nodes made in the block run after
     ``control_inputs`` (``with tf.control_dependencies([update]): y = tf.identity(x)``)."""
@@ -452,17 +408,6 @@ def control_dependencies(control_inputs):
 def is_tensor(x) -> bool:
     """TF1's ``tf.is_tensor``."""
     return isinstance(x, Node)
-
-
-def local_variables(scope=None) -> list:
-    """TF1's local variables (``tf.GraphKeys.LOCAL_VARIABLES``: ``tf.metrics``' counts),
-    which ``tf.global_variables()`` does not list."""
-    return get_collection(GraphKeys.LOCAL_VARIABLES, scope)
-
-
-def local_variables_initializer() -> Node:
-    """An Operation that initialises the local variables (``tf.metrics``' counts)."""
-    return variables_initializer(local_variables(), name="init_1")
 
 
 def tables_initializer(name="init_all_tables") -> Node:
@@ -569,7 +514,8 @@ __all__ = [
     "get_collection_ref", "AggregationMethod", "ConfigProto", "GPUOptions", "RunMetadata",
     "RunOptions",
     "control_dependencies", "dtypes", "is_tensor", "linalg", "local_variables",
-    "local_variables_initializer", "matrix_transpose", "slice", "squared_difference",
+    "local_variables_initializer", "trainable_variables", "matrix_transpose", "slice",
+    "squared_difference",
     "tables_initializer", "tile", "to_double", "to_float", "to_int32", "to_int64",
     "sin", "cos", "tan", "floor", "ceil", "round", "rsqrt", "reciprocal", "asin", "acos",
     "atan", "sinh", "cosh", "log1p", "expm1",

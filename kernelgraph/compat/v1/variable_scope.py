@@ -19,6 +19,7 @@ from ...errors import where
 from ...graph import Graph, Node, get_default_graph, user_location
 from ...static.session import session_value
 from ...static.variables import Variable, placeholder
+from .graph_collections import in_collections
 from .initializers import glorot_uniform_initializer, initial_value, zeros_initializer
 
 
@@ -232,7 +233,7 @@ def get_variable(name, shape=None, dtype=None, initializer=None, regularizer=Non
         graph._scope = saved
     var.location = location
     state.variables[full] = var
-    return var
+    return in_collections(var, collections)
 
 
 def _set(store) -> set:

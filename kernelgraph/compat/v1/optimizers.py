@@ -1,5 +1,8 @@
-"""``tf.train``: TF1's optimizers (``GradientDescentOptimizer``, ``MomentumOptimizer``,
-``AdamOptimizer``, with TF1's update rules) and the graph's ``global_step``."""
+"""``tf.train``: TF1's ``Optimizer`` (slots named as TF1 names them, the train op, the
+``global_step`` counted after the updates), ``GradientDescentOptimizer``,
+``MomentumOptimizer`` and ``AdamOptimizer`` with TF1's update rules, and the graph's
+``global_step``. The other optimizers are in :mod:`.adaptive` (RMSProp, Adagrad, Adadelta)
+and :mod:`.proximal` (Ftrl, the proximal ones, AdagradDA)."""
 
 from __future__ import annotations
 

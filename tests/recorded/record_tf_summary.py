@@ -81,6 +81,11 @@ def main():
                 "one_of_two_images": fetched(sess.run(two)),
             }
             out["fetched_type"] = type(sess.run(lr)).__name__
+            try:
+                sess.run(hist, {x: [1.0, float("nan")]})
+            except tf.errors.OpError as e:
+                lines = [line for line in e.message.splitlines() if "Nan" in line]
+                out["nan_histogram"] = {"type": type(e).__name__, "message": lines}
         out["nodes"] = nodes
         out["summaries_collection"] = [t.name for t in tf.get_collection(tf.GraphKeys.SUMMARIES)]
     (HERE / "tf_summary.json").write_text(json.dumps(out, indent=1) + "\n", encoding="utf-8")

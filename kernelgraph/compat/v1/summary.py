@@ -33,6 +33,7 @@ import types
 
 import numpy as np
 
+from ...devices import device
 from ...graph import Node, name_scope
 from ...ops.control import OBJECT
 from ...ops.registry import define
@@ -49,7 +50,8 @@ def _one_value(shapes_, dtypes, attrs):
 
 
 # Summaries are "stateful" so that the compiler never folds one (its value is bytes, which no
-# constant node holds) and runs it on the host whatever the device scope.
+# constant node holds); they are made on the host (their values are protobufs), whatever the
+# device scope, and are host_only for a device plan.
 _TRAITS = ("stateful", "host_only")
 scalar_summary_op = define(
     "scalar_summary", lambda x, *, tag: S.scalar(tag, x).SerializeToString(), _one_value,
@@ -85,7 +87,8 @@ def _summary(op, name, tensor, collections, family, **attrs) -> Node:
     base = name if family is None else f"{family}/{name}"
     if not isinstance(tensor, Node):
         tensor = constant_node(np.asarray(tensor))
-    node = op(tensor, name=base, tag="", **attrs)
+    with device("cpu"):  # made on the host (a value on a GPU is copied there first)
+        node = op(tensor, name=base, tag="", **attrs)
     # The tag is the op's name, made unique in the graph (TF1's summary_scope), with the
     # family in front again so that TensorBoard shows it in the family's section.
     node.attrs = {**node.attrs, "tag": node.name if family is None else f"{family}/{node.name}"}
@@ -118,7 +121,7 @@ def text(name, tensor, collections=None) -> Node:
 
 def merge(inputs, collections=None, name=None) -> Node:
     """TF1's ``tf.summary.merge``: one serialized Summary holding the values of ``inputs``."""
-    with name_scope(name or "Merge"):
+    with name_scope(name or "Merge"), device("cpu"):
         node = merge_summary_op(*inputs, name="MergeSummary")
     for key in collections or ():
         add_to_collection(key, node)

@@ -155,7 +155,8 @@ class SummaryWriter:
 
     def add_text(self, tag: str, text_string: str, global_step=None, walltime=None) -> None:
         """Text (markdown) shown in TensorBoard's text tab; tagged '<tag>/text_summary'."""
-        self._write(S.text(f"{tag}/text_summary", text_string), global_step, walltime)
+        # a string tensor of shape [1], as PyTorch writes it
+        self._write(S.text(f"{tag}/text_summary", [text_string]), global_step, walltime)
 
     def add_graph(self, model, input_to_model=None, verbose: bool = False,
                   use_strict_trace: bool = True) -> None:
@@ -182,10 +183,11 @@ class SummaryWriter:
 
 
 def _image_summary(tag, img: np.ndarray, dataformats: str):
-    """PyTorch's image(): HWC, floats times 255 (clipped, rounded), grey as it is."""
+    """PyTorch's image(): HWC; floats times 255, clipped to [0, 255] and truncated; uint8 as
+    it is."""
     img = _hwc(img, dataformats)
     if img.dtype != np.uint8:
-        img = (np.clip(img.astype(np.float32) * 255.0, 0, 255) + 0.5).astype(np.uint8)
+        img = np.clip(img.astype(np.float32) * np.float32(255.0), 0, 255).astype(np.uint8)
     pb = S.protos().summary
     return pb.Summary(value=[S.image_value(tag, img)])
 

@@ -198,6 +198,28 @@ def test_a_closed_writer_writes_again(tmp_path):
     assert [(e.step, e.value) for e in acc.Scalars("v")] == [(1, 1.5)]
 
 
+def test_a_summary_built_by_hand_and_a_graph_with_control_flow(tmp_path):
+    """``tf.summary.Summary`` is TensorBoard's protobuf class, as TF1's is its own; a cond and
+    a while_loop are one node each in the GraphDef, with their inputs."""
+    with tf.Graph().as_default() as g:
+        x = tf.placeholder(tf.float32, [], name="x")
+        tf.cond(x > 0, lambda: x * 2.0, lambda: -x)
+        tf.while_loop(lambda i: i < 10, lambda i: i + 1, [tf.constant(0)])
+    writer = tf.summary.FileWriter(str(tmp_path), graph=g)
+    value = tf.summary.Summary.Value(tag="accuracy", simple_value=0.875)
+    writer.add_summary(tf.summary.Summary(value=[value]), 3)
+    writer.close()
+    acc = EventAccumulator(str(tmp_path))
+    acc.Reload()
+    assert [(e.step, e.value) for e in acc.Scalars("accuracy")] == [(3, 0.875)]
+    nodes = {n.name: n for n in acc.Graph().node}
+    assert nodes["cond"].op == "Cond" and list(nodes["cond"].input) == ["greater", "x"]
+    assert nodes["while"].op == "WhileLoop"
+    assert tf.summary.Summary is Summary
+    with pytest.raises(AttributeError):
+        tf.summary.audio_v3  # noqa: B018
+
+
 def check_summary_ops(device):
     """The behavioural check of the summary ops (tests/test_op_cards.py BEHAVIOURS): under
     a device scope and with the compiler's passes on, each run computes its summary from

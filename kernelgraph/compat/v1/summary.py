@@ -14,16 +14,18 @@ Each summary joins the graph's ``tf.GraphKeys.SUMMARIES`` collection, which
 >>> with tf.Graph().as_default() as g:
 ...     x = tf.placeholder(tf.float32, shape=[None], name="x")
 ...     with tf.name_scope("train"):
-...         tf.summary.scalar("loss", tf.reduce_mean(x)), tf.summary.histogram("x", x)
+...         loss = tf.summary.scalar("loss", tf.reduce_mean(x))
+...         hist = tf.summary.histogram("x", x)
 ...     merged = tf.summary.merge_all()
 ...     with tf.Session() as sess:
 ...         s = sess.run(merged, {x: [1.0, 2.0]})
 ...         writer = tf.summary.FileWriter(tempfile.mkdtemp(), sess.graph)
 ...         writer.add_summary(s, global_step=0)
 ...         writer.close()
-(<tf.Tensor 'train/loss:0' shape=() dtype=string>, <tf.Tensor 'train/x:0' shape=() dtype=string>)
->>> type(s), merged.op.type
-(<class 'bytes'>, 'MergeSummary')
+>>> loss
+<tf.Tensor 'train/loss:0' shape=() dtype=string>
+>>> hist.op.type, merged.op.name, type(s)
+('HistogramSummary', 'Merge/MergeSummary', <class 'bytes'>)
 """
 
 from __future__ import annotations
@@ -174,7 +176,20 @@ def _graph_def(graph):
     return graph_def(getattr(graph, "graph", graph) if not hasattr(graph, "nodes") else graph)
 
 
-summary = types.SimpleNamespace(
+class _Namespace(types.SimpleNamespace):
+    """``tf.summary``; its protobuf classes (``tf.summary.Summary``, which programs build by
+    hand: ``Summary(value=[Summary.Value(tag='acc', simple_value=0.9)])``) are TensorBoard's,
+    imported when first read."""
+
+    def __getattr__(self, name):
+        if name in ("Summary", "SummaryDescription", "SummaryMetadata", "HistogramProto"):
+            return getattr(S.protos().summary, name)
+        if name in ("Event", "SessionLog", "TaggedRunMetadata"):
+            return getattr(S.protos().event, name)
+        raise AttributeError(f"module 'tf.summary' has no attribute '{name}'")
+
+
+summary = _Namespace(
     scalar=scalar, histogram=histogram, image=image, text=text, merge=merge,
     merge_all=merge_all, FileWriter=FileWriter)
 

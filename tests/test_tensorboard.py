@@ -105,12 +105,26 @@ def test_tf_summaries_are_tf1s(recorded):
     assert {t.name: t.op.type for t in tensors} == want["nodes"]
 
 
-def test_a_nan_in_a_histogram_is_tf1s_error(recorded):
-    want = recorded("tf_summary")["nan_histogram"]
+@pytest.mark.parametrize("bad", ["nan", "inf"])
+def test_a_nan_in_a_histogram_is_tf1s_error(recorded, bad):
+    want = recorded("tf_summary")[f"{bad}_histogram"]
     g, x, s = _tf_program(recorded("tf_summary"))
     with g.as_default(), tf.Session() as sess:
-        with pytest.raises(getattr(tf.errors, want["type"]), match=want["message"][0]):
-            sess.run(s["hist"], {x: [1.0, np.nan]})
+        with pytest.raises(getattr(tf.errors, want["type"])) as caught:
+            sess.run(s["hist"], {x: [1.0, float(bad)]})
+    assert str(caught.value) == want["message"][0]
+
+
+def test_a_scalar_summary_of_a_vector_is_tf1s_error(recorded):
+    want = recorded("tf_summary")["scalar_of_a_vector"]
+    with tf.Graph().as_default(), tf.Session() as sess:
+        v = tf.placeholder(tf.float32, [None])
+        bad = tf.summary.scalar("vec", v, collections=[])
+        for n in (1, 2):
+            with pytest.raises(getattr(tf.errors, want[str(n)]["type"])) as caught:
+                sess.run(bad, {v: [1.0] * n})
+            assert str(caught.value) == want[str(n)]["message"][0]
+        assert tf.get_collection(tf.GraphKeys.SUMMARIES) == []
 
 
 def _events(logdir) -> list:

@@ -81,11 +81,22 @@ def main():
                 "one_of_two_images": fetched(sess.run(two)),
             }
             out["fetched_type"] = type(sess.run(lr)).__name__
-            try:
-                sess.run(hist, {x: [1.0, float("nan")]})
-            except tf.errors.OpError as e:
-                lines = [line for line in e.message.splitlines() if "Nan" in line]
-                out["nan_histogram"] = {"type": type(e).__name__, "message": lines}
+            for key, bad in (("nan_histogram", float("nan")), ("inf_histogram", float("inf"))):
+                try:
+                    sess.run(hist, {x: [1.0, bad]})
+                except tf.errors.OpError as e:
+                    lines = [line for line in e.message.splitlines() if "summary histogram" in line
+                             or "Infinity" in line or "Nan" in line]
+                    out[key] = {"type": type(e).__name__, "message": lines}
+            out["scalar_of_a_vector"] = {}
+            v = tf.placeholder(tf.float32, [None])
+            bad = tf.summary.scalar("vec", v, collections=[])
+            for n in (1, 2):
+                try:
+                    sess.run(bad, {v: [1.0] * n})
+                except tf.errors.OpError as e:
+                    lines = [line for line in e.message.splitlines() if "shape" in line]
+                    out["scalar_of_a_vector"][n] = {"type": type(e).__name__, "message": lines}
         out["nodes"] = nodes
         out["summaries_collection"] = [t.name for t in tf.get_collection(tf.GraphKeys.SUMMARIES)]
     (HERE / "tf_summary.json").write_text(json.dumps(out, indent=1) + "\n", encoding="utf-8")

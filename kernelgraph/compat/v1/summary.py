@@ -56,7 +56,7 @@ def _one_value(shapes_, dtypes, attrs):
 # device scope, and are host_only for a device plan.
 _TRAITS = ("stateful", "host_only")
 scalar_summary_op = define(
-    "scalar_summary", lambda x, *, tag: S.scalar(tag, x).SerializeToString(), _one_value,
+    "scalar_summary", lambda x, *, tag: S.tf_scalar(tag, x).SerializeToString(), _one_value,
     traits=_TRAITS, inputs=1, doc="A serialized Summary of one scalar (tf.summary.scalar).")
 histogram_summary_op = define(
     "histogram_summary", lambda x, *, tag: S.tf_histogram(tag, x).SerializeToString(),

@@ -48,12 +48,22 @@ def _value(tag: str, **fields):
 
 
 def scalar(tag: str, value) -> object:
-    """A scalar summary: ``simple_value`` holds the value as a float32 (TF1's and PyTorch's)."""
+    """A scalar summary: ``simple_value`` holds the value as a float32. PyTorch's
+    ``add_scalar`` takes any one-element tensor."""
     arr = np.asarray(value)
     if arr.size != 1:
-        raise ValueError(f"tags and values are not the same shape: [] != {list(arr.shape)} "
-                         "(tag '" + tag + "')")
+        raise ValueError(f"add_scalar takes one value, got a tensor of shape {arr.shape} "
+                         f"(tag '{tag}')")
     return _value(tag, simple_value=float(np.float32(arr.reshape(()))))
+
+
+def tf_scalar(tag: str, value) -> object:
+    """TF1's ``tf.summary.scalar`` value: as :func:`scalar`, of a tensor of shape () only."""
+    arr = np.asarray(value)
+    if arr.ndim != 0:
+        raise errors_invalid(f"tags and values are not the same shape: [] != "
+                             f"[{','.join(str(d) for d in arr.shape)}] (tag '{tag}')")
+    return scalar(tag, arr)
 
 
 @functools.cache
@@ -81,7 +91,7 @@ def tf_histogram(tag: str, values) -> object:
     values = np.asarray(values, dtype=np.float64).reshape(-1)
     if not np.isfinite(values).all():
         raise errors_invalid("Nan in summary histogram for: " + tag if np.isnan(values).any()
-                             else "Infinity in summary histogram for: " + tag)
+                             else "Infinity in Histogram for: " + tag)
     limits = default_bucket_limits()
     counts = np.bincount(np.searchsorted(limits, values, side="right"),
                          minlength=len(limits))[:len(limits)]

@@ -105,6 +105,16 @@ def test_tf_summaries_are_tf1s(recorded):
     assert {t.name: t.op.type for t in tensors} == want["nodes"]
 
 
+def test_an_empty_histogram_and_an_image_with_nan_are_tf1s(recorded):
+    want = recorded("tf_summary")
+    g, x, s = _tf_program(want)
+    with g.as_default(), tf.Session() as sess:
+        image = tf.summary.image("nan", tf.constant([[[[0.5, np.nan, 0.0]], [[1.0, 2.0, 0.0]]]]),
+                                 collections=[])
+        assert _as_dict(sess.run(s["hist"], {x: []})) == want["empty_histogram"]
+        assert _as_dict(sess.run(image)) == want["image_with_nan"]  # a NaN pixel drawn red
+
+
 @pytest.mark.parametrize("bad", ["nan", "inf"])
 def test_a_nan_in_a_histogram_is_tf1s_error(recorded, bad):
     want = recorded("tf_summary")[f"{bad}_histogram"]

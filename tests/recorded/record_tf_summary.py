@@ -81,6 +81,10 @@ def main():
                 "one_of_two_images": fetched(sess.run(two)),
             }
             out["fetched_type"] = type(sess.run(lr)).__name__
+            out["empty_histogram"] = fetched(sess.run(hist, {x: []}))
+            out["image_with_nan"] = fetched(sess.run(tf.summary.image(
+                "nan", tf.constant([[[[0.5, float("nan"), 0.0]], [[1.0, 2.0, 0.0]]]]),
+                collections=[])))
             for key, bad in (("nan_histogram", float("nan")), ("inf_histogram", float("inf"))):
                 try:
                     sess.run(hist, {x: [1.0, bad]})

@@ -294,6 +294,8 @@ def test_summary_writer_writes_what_pytorch_writes(tmp_path, recorded):
         writer.add_image("hwc_uint8", kg.tensor(want["hwc_uint8"], dtype=kg.uint8), 6,
                          dataformats="HWC")
         writer.add_text("note", "hello *world*", 7)
+        writer.add_images("batch", kg.arange(12, dtype=kg.float32).reshape(3, 1, 2, 2) / 11,
+                          8)
         writer.add_graph(Net(), kg.zeros(2, 3))
     got, graphs = {}, []
     for event in _events(tmp_path):

@@ -62,6 +62,8 @@ def main():
         writer.add_image("hwc_uint8", torch.tensor(HWC_UINT8, dtype=torch.uint8), 6,
                          dataformats="HWC")
         writer.add_text("note", "hello *world*", 7)
+        writer.add_images("batch", torch.arange(12, dtype=torch.float32).reshape(3, 1, 2, 2) / 11,
+                          8)
         writer.add_graph(Net(), torch.zeros(2, 3))
     events = {}
     scopes = set()

@@ -13,6 +13,9 @@ from __future__ import annotations
 
 import base64
 import io
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -242,6 +245,30 @@ def test_a_summary_built_by_hand_and_a_graph_with_control_flow(tmp_path):
     assert tf.summary.Summary is Summary
     with pytest.raises(AttributeError):
         tf.summary.audio_v3  # noqa: B018
+
+
+def test_a_script_that_never_closes_its_writers_loses_nothing(tmp_path):
+    """TensorBoard's writer thread is a daemon: what it held at exit is written then."""
+    script = f"""
+import kernelgraph.compat.v1 as tf
+from kernelgraph.utils.tensorboard import SummaryWriter
+with tf.Graph().as_default() as g:
+    x = tf.placeholder(tf.float32, [], name="x")
+    s = tf.summary.scalar("y", x * 2.0)
+    with tf.Session() as sess:
+        w = tf.summary.FileWriter({str(tmp_path / "tf")!r}, sess.graph)
+        for i in range(5):
+            w.add_summary(sess.run(s, {{x: float(i)}}), i)
+writer = SummaryWriter({str(tmp_path / "torch")!r})
+for i in range(5):
+    writer.add_scalar("a", i, i)
+"""
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
+    subprocess.run([sys.executable, "-c", script], check=True, env=env, timeout=300)
+    for run, tag in (("tf", "y"), ("torch", "a")):
+        acc = EventAccumulator(str(tmp_path / run))
+        acc.Reload()
+        assert [e.step for e in acc.Scalars(tag)] == [0, 1, 2, 3, 4]
 
 
 def check_summary_ops(device):

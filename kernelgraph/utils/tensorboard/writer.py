@@ -9,8 +9,10 @@ writer in ``log_dir``, Event protobufs in TFRecord framing, flushed by a backgro
 
 from __future__ import annotations
 
+import atexit
 import os
 import time
+import weakref
 from datetime import datetime
 
 import numpy as np
@@ -18,10 +20,21 @@ import numpy as np
 from . import summaries as S
 from .graphs import eager_graph_def
 
+# The writers still open. TensorBoard's writer thread is a daemon, so what it holds when a
+# script ends without close() (as tutorial scripts often do) would be lost: it is written
+# at exit instead.
+_OPEN: weakref.WeakSet = weakref.WeakSet()
+
+
+@atexit.register
+def _close_open_writers() -> None:
+    for writer in list(_OPEN):
+        writer.close()
+
 
 class EventWriter:
     """An event file in ``logdir``: ``add_summary(summary, step)``, ``add_graph_def``,
-    ``flush()``, ``close()``."""
+    ``flush()``, ``close()``; one not closed is closed when the program ends."""
 
     def __init__(self, logdir, max_queue: int = 10, flush_secs: float = 120,
                  filename_suffix: str = ""):
@@ -29,6 +42,7 @@ class EventWriter:
         self.logdir = str(logdir)
         self._writer = EventFileWriter(self.logdir, max_queue, flush_secs, filename_suffix)
         self._closed = False
+        _OPEN.add(self)
 
     def get_logdir(self) -> str:
         return self.logdir
@@ -38,6 +52,7 @@ class EventWriter:
             from tensorboard.summary.writer.event_file_writer import EventFileWriter
             self._writer = EventFileWriter(self.logdir)
             self._closed = False
+            _OPEN.add(self)
         self._writer.add_event(event)
 
     def add_summary(self, summary, global_step=None, walltime=None) -> None:
@@ -66,6 +81,7 @@ class EventWriter:
         if not self._closed:
             self._writer.close()
             self._closed = True
+            _OPEN.discard(self)
 
     def __enter__(self):
         return self

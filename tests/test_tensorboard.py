@@ -243,6 +243,8 @@ def test_a_summary_built_by_hand_and_a_graph_with_control_flow(tmp_path):
     assert nodes["cond"].op == "Cond" and list(nodes["cond"].input) == ["greater", "x"]
     assert nodes["while"].op == "WhileLoop"
     assert tf.summary.Summary is Summary
+    with pytest.raises(TypeError, match="tf.Graph"):
+        writer.add_graph(tf.Session(graph=g))
     with pytest.raises(AttributeError):
         tf.summary.audio_v3  # noqa: B018
 

@@ -36,6 +36,7 @@ import types
 import numpy as np
 
 from ...devices import device
+from ...graph import Graph as KgGraph
 from ...graph import Node, name_scope
 from ...ops.control import OBJECT
 from ...ops.registry import define
@@ -173,7 +174,10 @@ class FileWriter(EventWriter):
 
 
 def _graph_def(graph):
-    return graph_def(getattr(graph, "graph", graph) if not hasattr(graph, "nodes") else graph)
+    if not isinstance(graph, KgGraph):
+        raise TypeError(f"graph must be a tf.Graph (sess.graph) or a GraphDef, got "
+                        f"{type(graph).__name__}")
+    return graph_def(graph)
 
 
 class _Namespace(types.SimpleNamespace):

@@ -87,13 +87,9 @@ def _module_scopes(model):
         return forward_in_scope
 
     for path, module in model.named_modules():
-        if not path:
-            continue
-        parent, _, attr = path.rpartition(".")
-        scope = "/".join([type(model).__name__] + [
-            f"{type(m).__name__}[{a}]" for m, a in _chain(model, path)])
-        object.__setattr__(module, "forward", scoped(module, scope))
-        patched.append(module)
+        if path:
+            object.__setattr__(module, "forward", scoped(module, _scope(model, path)))
+            patched.append(module)
     try:
         yield stack
     finally:
@@ -101,11 +97,13 @@ def _module_scopes(model):
             object.__delattr__(module, "forward")
 
 
-def _chain(model, path):
-    module = model
-    for attr in path.split("."):
+def _scope(model, path: str) -> str:
+    """The scope of the submodule at ``path`` ('head.0'): 'Net/Sequential[head]/Linear[0]'."""
+    parts, module = [type(model).__name__], model
+    for attr in path.split(".") if path else ():
         module = module._modules[attr]
-        yield module, attr
+        parts.append(f"{type(module).__name__}[{attr}]")
+    return "/".join(parts)
 
 
 def eager_graph_def(model, inputs):
@@ -138,10 +136,8 @@ def eager_graph_def(model, inputs):
         key = id(x)
         if key not in names:
             if key in params:
-                *owner, attr = params[key].split(".")
-                where = "/".join([type(model).__name__] + [
-                    f"{type(m).__name__}[{a}]" for m, a in _chain(model, ".".join(owner))]) \
-                    if owner else type(model).__name__
+                owner, _, attr = params[key].rpartition(".")
+                where = _scope(model, owner)
                 names[key] = _node_def(gd, unique(f"{where}/{attr}"), "Parameter", [],
                                        x.dtype, x.shape).name
             else:

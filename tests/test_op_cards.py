@@ -55,6 +55,7 @@ from tests.test_ops import (
     finite_difference_grad,
     weights,
 )
+from tests.test_tensorboard import SUMMARY_OPS, check_summary_ops
 from tests.test_tf_data import check_host_ops
 
 NO_REFERENCE = ("stateful", "control", "random")  # traits that excuse a missing reference
@@ -446,6 +447,7 @@ BEHAVIOURS = {
     "to_device": _to_device_round_trip,
     "iterator_get_next": check_host_ops, "iterator_init": check_host_ops,
     "random_uniform_like": check_host_ops,
+    **dict.fromkeys(SUMMARY_OPS, check_summary_ops),
 }
 
 

@@ -191,6 +191,9 @@ __all__ = [
 __all__ += _namespaces_all
 __all__ += ["RunMetadata", "RunOptions"]  # tf.RunOptions, tf.RunMetadata
 __all__ += ["metrics"]
+from .summary import summary  # noqa: E402 - tf.summary: summary ops and FileWriter
+
+__all__ += ["summary"]
 
 # -- TF1's types, and the boundary on every function and class of the face
 # isort: split

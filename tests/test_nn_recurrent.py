@@ -60,3 +60,93 @@ def test_clip_grad_match_torch(recorded):
 
 def test_sequence_classifier_trains_as_torch(recorded):
     assert_same(training_case(T), recorded("torch_rnn")["cases"]["training"])
+
+
+# -- static mode: the same module on graph nodes ------------------------------------------------
+STATIC_MODULES = {
+    "lstm_2layers_bidirectional_batch_first": lambda: nn.LSTM(
+        3, 4, num_layers=2, batch_first=True, bidirectional=True),
+    "gru_bidirectional": lambda: nn.GRU(3, 4, bidirectional=True),
+    "rnn_relu_no_bias": lambda: nn.RNN(3, 4, nonlinearity="relu", bias=False),
+}
+
+
+@pytest.mark.parametrize("name", list(STATIC_MODULES))
+def test_static_graph_matches_eager(name):
+    """Called on placeholders of unknown batch and time, a module builds one graph whose
+    outputs, final states and gradients equal eager mode's on the same weights."""
+    kg.manual_seed(0)
+    m = STATIC_MODULES[name]()
+    lstm = isinstance(m, nn.LSTM)
+    x = data(1, 2, 5, 3)
+    layers = m.num_layers * (2 if m.bidirectional else 1)
+    h0 = data(2, layers, 2 if m.batch_first else 5, 4)  # (x: batch 2 or time 2)
+    state0 = (h0, h0 * 0.5) if lstm else h0
+
+    def loss_of(out, hn):
+        parts = (out, *hn) if lstm else (out, hn)
+        return sum((p * p).sum() for p in parts)
+
+    xe = kg.tensor(x)
+    out_e, hn_e = m(xe, tuple(kg.tensor(s) for s in state0) if lstm else kg.tensor(state0))
+    loss_of(out_e, hn_e).backward()
+    grads_e = [p.grad.numpy() for p in m.parameters()]
+
+    g = kg.Graph()
+    with g.as_default():
+        xs = kg.placeholder(kg.float32, shape=[None, None, 3])
+        hs = kg.placeholder(kg.float32, shape=[layers, None, 4])
+        state = (hs, hs * 0.5) if lstm else hs
+        out_s, hn_s = m(xs, state)
+        grads_s = kg.gradients(loss_of(out_s, hn_s), m.variables(g))
+        init = kg.global_variables_initializer()
+    with kg.Session(g) as sess:
+        sess.run(init)
+        out, hn, grads = sess.run([out_s, hn_s, grads_s], {xs: x, hs: h0})
+    np.testing.assert_allclose(out, out_e.detach().numpy(), rtol=1e-6, atol=1e-7)
+    for a, b in zip(hn if lstm else [hn], hn_e if lstm else [hn_e]):
+        np.testing.assert_allclose(a, b.detach().numpy(), rtol=1e-6, atol=1e-7)
+    for a, b in zip(grads, grads_e):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+    assert [v.name for v in m.variables(g)][:2] == [f"{m.name}/weight_ih_l0",
+                                                    f"{m.name}/weight_hh_l0"]
+
+
+def test_gru_cell_in_a_graph_matches_eager():
+    kg.manual_seed(0)
+    cell = nn.GRUCell(3, 4)
+    x, h = data(4, 2, 3), data(5, 2, 4)
+    want = cell(kg.tensor(x), kg.tensor(h)).detach().numpy()
+    g = kg.Graph()
+    with g.as_default():
+        xs, hs = kg.placeholder(kg.float32, [None, 3]), kg.placeholder(kg.float32, [None, 4])
+        out = cell(xs, hs)
+        init = kg.global_variables_initializer()
+    with kg.Session(g) as sess:
+        sess.run(init)
+        np.testing.assert_allclose(sess.run(out, {xs: x, hs: h}), want, rtol=1e-6)
+
+
+# -- what PyTorch refuses ---------------------------------------------------------------------
+def test_argument_and_shape_errors():
+    with pytest.raises(ValueError, match="nonlinearity"):
+        nn.RNN(3, 4, nonlinearity="sigmoid")
+    with pytest.raises(ValueError, match="dropout"):
+        nn.LSTM(3, 4, dropout=1.5)
+    lstm = nn.LSTM(3, 4, num_layers=2)
+    with pytest.raises(RuntimeError, match="input_size. Expected 3, got 5"):
+        lstm(kg.ones(2, 1, 5))
+    with pytest.raises(RuntimeError, match=r"Expected hidden size \(2, \*, 4\)"):
+        lstm(kg.ones(2, 1, 3), (kg.zeros(1, 1, 4), kg.zeros(1, 1, 4)))
+    with pytest.raises(RuntimeError, match="hx must be a tuple"):
+        lstm(kg.ones(2, 1, 3), kg.zeros(2, 1, 4))
+    with pytest.raises(RuntimeError, match="greater than 0"):
+        nn.utils.rnn.pack_padded_sequence(kg.ones(3, 2, 1), [3, 0])
+
+
+def test_repr_and_all_weights():
+    m = nn.GRU(3, 4, num_layers=2, batch_first=True, dropout=0.25, bidirectional=True)
+    assert repr(m) == "GRU(3, 4, num_layers=2, batch_first=True, dropout=0.25, " \
+                      "bidirectional=True)"
+    assert [len(w) for w in m.all_weights] == [4, 4, 4, 4]
+    assert tuple(m.weight_ih_l1_reverse.shape) == (12, 8)

@@ -21,7 +21,7 @@ graph nodes).
 - :mod:`kernelgraph.nn.functional` (``F``) and :mod:`kernelgraph.nn.init`.
 """
 
-from . import functional, init
+from . import functional, init, utils
 from .activations import (
     ELU,
     GELU,
@@ -62,13 +62,12 @@ from .normalization import BatchNorm1d, BatchNorm2d, LayerNorm
 from .parameter import Parameter
 from .recurrent import GRU, LSTM, RNN, GRUCell
 from .rnn import LSTMCell, RNNCell, dynamic_rnn
-from . import utils  # noqa: E402,I001 - torch.nn.utils (after the layers it uses)
 
-__all__ = ["AvgPool2d", "BCELoss", "BCEWithLogitsLoss", "BatchNorm1d", "BatchNorm2d",
-           "LayerNorm", "Conv2d", "CrossEntropyLoss",
-           "Dropout", "ELU", "Embedding", "Flatten", "GELU", "GRU", "GRUCell", "GlobalAvgPool2d", "Hardtanh",
-           "Identity", "L1Loss", "LSTM", "LSTMCell", "LeakyReLU", "Linear", "LogSigmoid", "LogSoftmax",
-           "MSELoss", "MaxPool2d", "Module", "ModuleDict", "ModuleList", "NLLLoss", "Parameter",
-           "ParameterDict", "ParameterList", "RNN", "RNNCell", "ReLU", "ReLU6", "Sequential", "SiLU",
-           "Sigmoid", "SmoothL1Loss", "Softmax", "Softmin", "Softplus", "Softsign", "Tanh",
-           "dynamic_rnn", "functional", "init", "utils"]
+__all__ = ["AvgPool2d", "BCELoss", "BCEWithLogitsLoss", "BatchNorm1d", "BatchNorm2d", "Conv2d",
+           "CrossEntropyLoss", "Dropout", "ELU", "Embedding", "Flatten", "GELU", "GRU", "GRUCell",
+           "GlobalAvgPool2d", "Hardtanh", "Identity", "L1Loss", "LSTM", "LSTMCell", "LayerNorm",
+           "LeakyReLU", "Linear", "LogSigmoid", "LogSoftmax", "MSELoss", "MaxPool2d", "Module",
+           "ModuleDict", "ModuleList", "NLLLoss", "Parameter", "ParameterDict", "ParameterList",
+           "RNN", "RNNCell", "ReLU", "ReLU6", "Sequential", "SiLU", "Sigmoid", "SmoothL1Loss",
+           "Softmax", "Softmin", "Softplus", "Softsign", "Tanh", "dynamic_rnn", "functional",
+           "init", "utils"]

@@ -171,7 +171,7 @@ class RNNBase(Module):
         packed = isinstance(input, PackedSequence)
         lengths = None
         if packed:
-            x, lengths, order = unpack_rows(input)  # (time, batch, input), sorted by length
+            x, lengths, _ = unpack_rows(input)  # (time, batch, input), sorted by length
             if hx is not None:  # given in the caller's order: PyTorch sorts it likewise
                 hx = self._permute_state(hx, input.sorted_indices)
         else:
@@ -204,14 +204,18 @@ class RNNBase(Module):
                 finals.append(final)
             x = outs[0] if directions == 1 else O.concat(outs, axis=2)
             if self.dropout and self.training and layer < self.num_layers - 1:
-                x = F.dropout(x, self.dropout, training=True)
+                if packed:  # PyTorch drops from the packed rows: its mask has their shape
+                    rows = F.dropout(pack_rows(x, input.batch_sizes), self.dropout)
+                    x = unpack_rows(PackedSequence(rows, input.batch_sizes))[0]
+                else:
+                    x = F.dropout(x, self.dropout, training=True)
         if self.mode == "LSTM":
             h_n = O.stack([f[0] for f in finals], axis=0)
             c_n = O.stack([f[1] for f in finals], axis=0)
         else:
             h_n, c_n = O.stack(finals, axis=0), None
         if packed:
-            out = PackedSequence(pack_rows(x, input.batch_sizes, order), input.batch_sizes,
+            out = PackedSequence(pack_rows(x, input.batch_sizes), input.batch_sizes,
                                  input.sorted_indices, input.unsorted_indices)
             h_n = self._permute_state(h_n, input.unsorted_indices)
             if c_n is not None:

@@ -99,6 +99,13 @@ MODULE_CASES = {
     "lstm_dropout_train": (
         "LSTM", {"input_size": 3, "hidden_size": 4, "num_layers": 3, "dropout": 0.5},
         (4, 2, 3), {"train": True}),
+    "lstm_packed_dropout_train": (
+        "LSTM", {"input_size": 2, "hidden_size": 3, "num_layers": 2, "dropout": 0.4,
+                 "bidirectional": True}, (4, 3, 2), {"lengths": [4, 2, 3],
+                                                     "enforce_sorted": False, "train": True}),
+    "gru_dropout_train_batch_first": (
+        "GRU", {"input_size": 2, "hidden_size": 3, "num_layers": 2, "dropout": 0.3,
+                "batch_first": True}, (3, 4, 2), {"train": True}),
     "gru": ("GRU", {"input_size": 3, "hidden_size": 4}, (5, 2, 3), {}),
     "gru_batch_first_2layers_bidirectional": (
         "GRU", {"input_size": 3, "hidden_size": 3, "num_layers": 2, "batch_first": True,

@@ -67,7 +67,7 @@ def _lengths_of(batch_sizes) -> np.ndarray:
                     np.int64)
 
 
-def pack_rows(x, batch_sizes, order=None):
+def pack_rows(x, batch_sizes):
     """The packed ``data`` of x (time, batch, *) whose batch is sorted longest first."""
     sizes = host_ints(batch_sizes)
     batch = int(sizes[0])

@@ -150,3 +150,32 @@ def test_repr_and_all_weights():
                       "bidirectional=True)"
     assert [len(w) for w in m.all_weights] == [4, 4, 4, 4]
     assert tuple(m.weight_ih_l1_reverse.shape) == (12, 8)
+
+
+@pytest.mark.skipif(not kg.cuda.is_available(), reason="needs CUDA or its simulator")
+@pytest.mark.parametrize("kind", ["LSTM", "GRU", "RNN"])
+def test_modules_on_cuda_match_the_cpu(kind):
+    """``model.cuda()`` and a CUDA input: the same outputs, states and gradients (small
+    shapes: the simulator is slow)."""
+    kg.manual_seed(0)
+    m = getattr(nn, kind)(2, 3, bidirectional=True, batch_first=True, bias=kind != "GRU")
+    x = data(1, 2, 3, 2)
+    lengths = [3, 1]
+
+    def run(device):
+        xt = kg.tensor(x, device=device)
+        out, hn = m(nn.utils.rnn.pack_padded_sequence(xt, lengths, batch_first=True))
+        out, _ = nn.utils.rnn.pad_packed_sequence(out, batch_first=True)
+        states = hn if kind == "LSTM" else (hn,)
+        loss = (out * out).sum() + sum((s * s).sum() for s in states)
+        m.zero_grad()
+        loss.backward()
+        return [out.cpu().detach().numpy(), *(s.cpu().detach().numpy() for s in states),
+                *(p.grad.cpu().numpy() for p in m.parameters())], out.device
+
+    want, _ = run(None)
+    m.cuda()
+    got, device = run("cuda")
+    assert device.type == "cuda"
+    for a, b in zip(got, want):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)

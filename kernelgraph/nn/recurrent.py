@@ -38,7 +38,7 @@ from . import init
 from .layers import as_input, empty, float_dtype, positive_int
 from .module import Module
 from .rnn import _zero_bias, dynamic_rnn, zero_state
-from .utils.rnn import PackedSequence, host_ints, pack_rows, unpack_rows
+from .utils.rnn import PackedSequence, host_ints, index_like, pack_rows, unpack_rows
 
 __all__ = ["GRU", "GRUCell", "LSTM", "RNN"]
 
@@ -233,7 +233,7 @@ class RNNBase(Module):
             return state
         if isinstance(state, tuple | list):
             return type(state)(self._permute_state(s, indices) for s in state)
-        return O.gather(state, host_ints(indices), axis=1)
+        return O.gather(state, index_like(host_ints(indices), state), axis=1)
 
     def _initial_states(self, hx, unbatched: bool, kind: str):
         """``hx`` (layers * directions, batch, hidden) -- an LSTM's the tuple (h0, c0) --
@@ -292,7 +292,7 @@ def _reverse(x, lengths):
     t = np.arange(steps)[:, None]
     src = np.where(t < lengths[None, :], lengths[None, :] - 1 - t, t)
     flat = (src * batch + np.arange(batch)[None, :]).reshape(-1).astype(np.int64)
-    rows = O.gather(O.reshape(x, shape=(steps * batch, -1)), flat, axis=0)
+    rows = O.gather(O.reshape(x, shape=(steps * batch, -1)), index_like(flat, x), axis=0)
     return O.reshape(rows, shape=(steps, batch, -1))
 
 

@@ -42,6 +42,15 @@ def host_ints(values) -> np.ndarray:
     return np.asarray(values).astype(np.int64)
 
 
+def index_like(index: np.ndarray, like):
+    """Row indices for a gather from ``like``: on its device when it is an eager tensor (a
+    CUDA tensor gathers with CUDA indices), else the NumPy array (a graph constant)."""
+    index = np.asarray(index, np.int64)
+    if isinstance(like, Tensor) and like.device.type != "cpu":
+        return tensor(index, device=like.device)
+    return index
+
+
 class PackedSequence(NamedTuple):
     """``torch.nn.utils.rnn.PackedSequence``: ``data``, ``batch_sizes``,
     ``sorted_indices``, ``unsorted_indices`` (see the module docstring). Made by
@@ -73,7 +82,7 @@ def pack_rows(x, batch_sizes):
     batch = int(sizes[0])
     rows = np.concatenate([t * batch + np.arange(n) for t, n in enumerate(sizes)])
     flat = O.reshape(x, shape=(len(sizes) * batch, *_rest(x)))
-    return O.gather(flat, rows.astype(np.int64), axis=0)
+    return O.gather(flat, index_like(rows, x), axis=0)
 
 
 def _rest(x) -> tuple:
@@ -93,8 +102,8 @@ def unpack_rows(packed: PackedSequence, padding_value: float = 0.0):
     t, i = np.meshgrid(np.arange(steps), np.arange(batch), indexing="ij")
     index = np.where(i < sizes[:, None], offsets[:, None] + i, total).reshape(-1)
     feat = tuple(data.shape[1:])
-    pad = O.zeros_like(data[:1]) + np.asarray(padding_value, np.dtype(data.dtype.name))
-    rows = O.gather(O.concat([data, pad], axis=0), index.astype(np.int64), axis=0)
+    pad = O.zeros_like(data[:1]) + float(padding_value)
+    rows = O.gather(O.concat([data, pad], axis=0), index_like(index, data), axis=0)
     return O.reshape(rows, shape=(steps, batch, *feat)), lengths, None
 
 
@@ -125,7 +134,7 @@ def pack_padded_sequence(input, lengths, batch_first: bool = False,  # noqa: A00
         raise RuntimeError(f"Expected the longest sequence ({lengths[0]}) to fit the "
                            f"padded input's {x.shape[0]} steps")
     if sorted_indices is not None:
-        x = O.gather(x, sorted_indices, axis=1)
+        x = O.gather(x, index_like(sorted_indices, x), axis=1)
     sizes = np.array([(lengths > t).sum() for t in range(int(lengths[0]))], np.int64)
     x = x[:len(sizes)]
     data = pack_rows(x, sizes)
@@ -148,11 +157,11 @@ def pad_packed_sequence(sequence: PackedSequence, batch_first: bool = False,
                              f"{len(host_ints(sequence.batch_sizes))}")
         extra = total_length - x.shape[0]
         if extra:
-            pad = O.zeros_like(x[:1]) + np.asarray(padding_value, np.dtype(x.dtype.name))
+            pad = O.zeros_like(x[:1]) + float(padding_value)
             x = O.concat([x] + [pad] * extra, axis=0)
     if sequence.unsorted_indices is not None:
         order = host_ints(sequence.unsorted_indices)
-        x = O.gather(x, order, axis=1)
+        x = O.gather(x, index_like(order, x), axis=1)
         lengths = lengths[order]
     if batch_first:
         x = O.transpose(x, perm=(1, 0, *range(2, x.ndim)))
@@ -172,7 +181,7 @@ def pad_sequence(sequences, batch_first: bool = False, padding_value: float = 0.
     for s in seqs:
         extra = longest - s.shape[0]
         if extra:
-            pad = O.zeros_like(s[:1]) + np.asarray(padding_value, np.dtype(s.dtype.name))
+            pad = O.zeros_like(s[:1]) + float(padding_value)
             pads = [pad] * extra
             s = O.concat([s, *pads] if padding_side == "right" else [*pads, s], axis=0)
         padded.append(s)

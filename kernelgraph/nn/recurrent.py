@@ -288,7 +288,8 @@ def _reverse(x, lengths):
     and (applied again) how its outputs return to time order."""
     if lengths is None:
         return x[::-1]
-    steps, batch = x.shape[0], x.shape[1]
+    # (the packed input's sizes, which a graph's loop outputs may not state)
+    steps, batch = int(lengths.max()), len(lengths)
     t = np.arange(steps)[:, None]
     src = np.where(t < lengths[None, :], lengths[None, :] - 1 - t, t)
     flat = (src * batch + np.arange(batch)[None, :]).reshape(-1).astype(np.int64)

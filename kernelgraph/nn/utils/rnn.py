@@ -101,7 +101,7 @@ def unpack_rows(packed: PackedSequence, padding_value: float = 0.0):
     offsets = np.concatenate([[0], np.cumsum(sizes)[:-1]])
     t, i = np.meshgrid(np.arange(steps), np.arange(batch), indexing="ij")
     index = np.where(i < sizes[:, None], offsets[:, None] + i, total).reshape(-1)
-    feat = tuple(data.shape[1:])
+    feat = tuple(-1 if d is None else d for d in data.shape[1:])
     pad = O.zeros_like(data[:1]) + float(padding_value)
     rows = O.gather(O.concat([data, pad], axis=0), index_like(index, data), axis=0)
     return O.reshape(rows, shape=(steps, batch, *feat)), lengths, None

@@ -37,6 +37,10 @@ def flatten_dict_items(feed_dict: dict) -> dict:
 
 
 class _FeedsTuples:
+    # Like the Sessions below, run reads TF1's tensors itself (the core refuses a fed
+    # Operation): marked as already faced, so no boundary converts its arguments first.
+    _tf_face = True
+
     def run(self, fetches, feed_dict=None, options=None, run_metadata=None):
         if feed_dict and any(isinstance(k, tuple) for k in feed_dict):
             feed_dict = flatten_dict_items(feed_dict)

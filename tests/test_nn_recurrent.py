@@ -150,6 +150,9 @@ def test_repr_and_all_weights():
                       "bidirectional=True)"
     assert [len(w) for w in m.all_weights] == [4, 4, 4, 4]
     assert tuple(m.weight_ih_l1_reverse.shape) == (12, 8)
+    before = m.eval()(kg.ones(2, 3, 3))[0].detach().numpy()   # (eval: no dropout)
+    assert m.flatten_parameters() is None       # tutorials call it after .cuda()
+    np.testing.assert_array_equal(m(kg.ones(2, 3, 3))[0].detach().numpy(), before)
 
 
 @pytest.mark.skipif(not kg.cuda.is_available(), reason="needs CUDA or its simulator")

@@ -144,6 +144,10 @@ class RNNBase(Module):
         for p in self.parameters():
             init.uniform_(p, -bound, bound)
 
+    def flatten_parameters(self) -> None:
+        """Nothing to do (PyTorch packs the weights into one cuDNN buffer here; tutorials
+        call it after ``model.cuda()`` or under ``DataParallel``)."""
+
     @property
     def all_weights(self) -> list:
         names = ["weight_ih", "weight_hh"] + (["bias_ih", "bias_hh"] if self.bias else [])

@@ -14,9 +14,11 @@ from tests.recorded.record_torch_rnn import (
     CELL_CASES,
     MODULE_CASES,
     cell_case,
+    char_rnn_case,
     clip_case,
     data,
     namespaces,
+    packed_training_case,
     run_module,
     training_case,
     utils_case,
@@ -60,6 +62,14 @@ def test_clip_grad_match_torch(recorded):
 
 def test_sequence_classifier_trains_as_torch(recorded):
     assert_same(training_case(T), recorded("torch_rnn")["cases"]["training"])
+
+
+def test_packed_gru_classifier_trains_as_torch(recorded):
+    assert_same(packed_training_case(T), recorded("torch_rnn")["cases"]["packed_training"])
+
+
+def test_char_rnn_with_a_carried_hidden_state_trains_as_torch(recorded):
+    assert_same(char_rnn_case(T), recorded("torch_rnn")["cases"]["char_rnn"])
 
 
 # -- static mode: the same module on graph nodes ------------------------------------------------

@@ -225,6 +225,74 @@ def training_case(T) -> dict:
     return {"losses": losses, "fc_bias": L(model.fc.bias)}
 
 
+def packed_training_case(T) -> dict:
+    """Padded token sequences of different lengths, packed (unsorted) into a bidirectional
+    GRU whose two last states feed a Linear; SGD with momentum and clip_grad_value_."""
+    nn = T.nn
+
+    class Classifier(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.embedding = nn.Embedding(12, 4)
+            self.gru = nn.GRU(4, 5, batch_first=True, bidirectional=True)
+            self.fc = nn.Linear(10, 2)
+
+        def forward(self, tokens, lengths):
+            packed = T.rnn.pack_padded_sequence(self.embedding(tokens), lengths,
+                                                batch_first=True, enforce_sorted=False)
+            _, h = self.gru(packed)
+            return self.fc(T.torch.cat([h[-2], h[-1]], dim=1))
+
+    T.torch.manual_seed(1)
+    model = Classifier()
+    opt = T.optim.SGD(model.parameters(), lr=0.2, momentum=0.9)
+    rng = np.random.default_rng(13)
+    lengths = [3, 6, 2, 5, 6, 1]
+    tokens = rng.integers(1, 12, (6, 6))
+    for k, n in enumerate(lengths):
+        tokens[k, n:] = 0
+    tokens = T.torch.tensor(tokens)
+    labels = T.torch.tensor(rng.integers(0, 2, 6))
+    losses = []
+    for _ in range(4):
+        opt.zero_grad()
+        loss = nn.functional.cross_entropy(model(tokens, lengths), labels)
+        loss.backward()
+        nn.utils.clip_grad_value_(model.parameters(), 0.5)
+        opt.step()
+        losses.append(loss.item())
+    return {"losses": losses}
+
+
+def char_rnn_case(T) -> dict:
+    """A character-level RNN trained on chunks of one text, its hidden state carried from
+    chunk to chunk and detached (truncated backpropagation), as char-RNN tutorials do."""
+    nn = T.nn
+    text = "hello world, hello recurrent world"
+    chars = sorted(set(text))
+    ids = [chars.index(c) for c in text]
+    T.torch.manual_seed(2)
+    embed = nn.Embedding(len(chars), 6)
+    rnn = nn.RNN(6, 8, num_layers=2, batch_first=True)
+    head = nn.Linear(8, len(chars))
+    params = [*embed.parameters(), *rnn.parameters(), *head.parameters()]
+    opt = T.optim.Adam(params, lr=0.02)
+    hidden = None
+    losses = []
+    for start in range(0, len(ids) - 9, 8):
+        x = T.torch.tensor([ids[start:start + 8]])
+        y = T.torch.tensor(ids[start + 1:start + 9])
+        out, hidden = rnn(embed(x), hidden)
+        hidden = hidden.detach()
+        loss = nn.functional.cross_entropy(head(out[0]), y)
+        opt.zero_grad()
+        loss.backward()
+        nn.utils.clip_grad_norm_(params, 5.0)
+        opt.step()
+        losses.append(loss.item())
+    return {"losses": losses, "hidden": L(hidden)}
+
+
 def all_cases(T) -> dict:
     out = {}
     for name, (kind, kwargs, shape, extra) in MODULE_CASES.items():
@@ -234,6 +302,8 @@ def all_cases(T) -> dict:
     out["utils"] = utils_case(T)
     out["clip"] = clip_case(T)
     out["training"] = training_case(T)
+    out["packed_training"] = packed_training_case(T)
+    out["char_rnn"] = char_rnn_case(T)
     return out
 
 

@@ -218,3 +218,21 @@ def test_packed_sequence_in_a_graph_matches_eager():
         got = sess.run(list(fetches), {xs: x})
     for a, b in zip(got, want):
         np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-7)
+
+
+def test_unbatched_graph_input_of_unknown_length():
+    """(time, input) placeholders with time unknown: a batch of one, as eager mode runs it."""
+    kg.manual_seed(0)
+    m = nn.LSTM(3, 4, num_layers=2)
+    x = data(3, 6, 3)
+    want = [v.detach().numpy() for v in (m(kg.tensor(x))[0], *m(kg.tensor(x))[1])]
+    g = kg.Graph()
+    with g.as_default():
+        xs = kg.placeholder(kg.float32, shape=[None, None])
+        out, (h, c) = m(xs)
+        init = kg.global_variables_initializer()
+    with kg.Session(g) as sess:
+        sess.run(init)
+        got = sess.run([out, h, c], {xs: x})
+    for a, b in zip(got, want):
+        np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-7)

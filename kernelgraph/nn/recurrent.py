@@ -185,13 +185,12 @@ class RNNBase(Module):
                                  f"instead")
             if x.ndim == 3 and self.batch_first:
                 x = O.transpose(x, perm=(1, 0, 2))
-        unbatched = not packed and x.ndim == 2
-        if unbatched:
-            x = O.reshape(x, shape=(x.shape[0] if x.shape[0] is not None else -1, 1,
-                                    x.shape[1] if x.shape[1] is not None else -1))
         if x.shape is not None and x.shape[-1] not in (None, self.input_size):
             raise RuntimeError(f"input.size(-1) must be equal to input_size. Expected "
                                f"{self.input_size}, got {x.shape[-1]}")
+        unbatched = not packed and x.ndim == 2
+        if unbatched:  # (time, input): a batch of one
+            x = O.reshape(x, shape=(-1, 1, self.input_size))
         states = self._initial_states(hx, unbatched, kind)
         directions = 2 if self.bidirectional else 1
         finals = []

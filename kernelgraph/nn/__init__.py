@@ -13,11 +13,15 @@ graph nodes).
 - normalisation: :class:`BatchNorm1d`, :class:`BatchNorm2d`, :class:`LayerNorm`;
 - losses: :class:`CrossEntropyLoss`, :class:`NLLLoss`, :class:`MSELoss`, :class:`L1Loss`,
   :class:`SmoothL1Loss`, :class:`BCELoss`, :class:`BCEWithLogitsLoss`;
-- recurrent: :class:`RNNCell`, :class:`LSTMCell` and :func:`dynamic_rnn`;
+- recurrent: :class:`RNN`, :class:`LSTM`, :class:`GRU` (multi-layer, bidirectional, packed
+  sequences), the cells :class:`RNNCell`, :class:`LSTMCell`, :class:`GRUCell`, and
+  :func:`dynamic_rnn`;
+- :mod:`kernelgraph.nn.utils` (``clip_grad_norm_``, ``clip_grad_value_``) and
+  :mod:`kernelgraph.nn.utils.rnn` (``pack_padded_sequence`` and friends);
 - :mod:`kernelgraph.nn.functional` (``F``) and :mod:`kernelgraph.nn.init`.
 """
 
-from . import functional, init
+from . import functional, init, utils
 from .activations import (
     ELU,
     GELU,
@@ -56,13 +60,14 @@ from .loss import (
 from .module import Module
 from .normalization import BatchNorm1d, BatchNorm2d, LayerNorm
 from .parameter import Parameter
+from .recurrent import GRU, LSTM, RNN, GRUCell
 from .rnn import LSTMCell, RNNCell, dynamic_rnn
 
-__all__ = ["AvgPool2d", "BCELoss", "BCEWithLogitsLoss", "BatchNorm1d", "BatchNorm2d",
-           "LayerNorm", "Conv2d", "CrossEntropyLoss",
-           "Dropout", "ELU", "Embedding", "Flatten", "GELU", "GlobalAvgPool2d", "Hardtanh",
-           "Identity", "L1Loss", "LSTMCell", "LeakyReLU", "Linear", "LogSigmoid", "LogSoftmax",
-           "MSELoss", "MaxPool2d", "Module", "ModuleDict", "ModuleList", "NLLLoss", "Parameter",
-           "ParameterDict", "ParameterList", "RNNCell", "ReLU", "ReLU6", "Sequential", "SiLU",
-           "Sigmoid", "SmoothL1Loss", "Softmax", "Softmin", "Softplus", "Softsign", "Tanh",
-           "dynamic_rnn", "functional", "init"]
+__all__ = ["AvgPool2d", "BCELoss", "BCEWithLogitsLoss", "BatchNorm1d", "BatchNorm2d", "Conv2d",
+           "CrossEntropyLoss", "Dropout", "ELU", "Embedding", "Flatten", "GELU", "GRU", "GRUCell",
+           "GlobalAvgPool2d", "Hardtanh", "Identity", "L1Loss", "LSTM", "LSTMCell", "LayerNorm",
+           "LeakyReLU", "Linear", "LogSigmoid", "LogSoftmax", "MSELoss", "MaxPool2d", "Module",
+           "ModuleDict", "ModuleList", "NLLLoss", "Parameter", "ParameterDict", "ParameterList",
+           "RNN", "RNNCell", "ReLU", "ReLU6", "Sequential", "SiLU", "Sigmoid", "SmoothL1Loss",
+           "Softmax", "Softmin", "Softplus", "Softsign", "Tanh", "dynamic_rnn", "functional",
+           "init", "utils"]

@@ -46,10 +46,10 @@ from ..devices import device
 from ..eager import Tensor, tensor
 from ..errors import shown
 from ..graph import Node, get_default_graph, shape_str, user_location
-from ..ops import random as R
 from ..ops.control import dim_size, flatten, pack_as
 from ..static.control_flow import FuncGraph, build_while
 from ..static.variables import constant
+from . import init
 from .module import Module, _calls
 
 _WEIGHTS = ("weight_ih", "weight_hh", "bias_ih", "bias_hh")  # a cell's parameters, in order
@@ -67,7 +67,8 @@ def _zero_bias(size: int, dtype) -> np.ndarray:
 class _Cell(Module):
     """What RNNCell and LSTMCell share: PyTorch's parameters -- ``weight_ih``
     (gates*hidden, input), ``weight_hh`` (gates*hidden, hidden), the two biases
-    (gates*hidden), drawn from U(-1/sqrt(hidden), 1/sqrt(hidden)) by ``kg.random`` -- the
+    (gates*hidden), drawn in this order from U(-1/sqrt(hidden), 1/sqrt(hidden)) by
+    PyTorch's generator (``kg.manual_seed``), as torch draws them -- the
     checks of sizes and dtype, ``output_size``, ``dtype`` and the repr."""
 
     GATES = 1
@@ -86,8 +87,8 @@ class _Cell(Module):
         k = 1.0 / math.sqrt(self.hidden_size)
         rows = self.GATES * self.hidden_size
 
-        def draw(*shape):
-            return R.uniform(shape, low=-k, high=k, dtype=dtype)
+        def draw(*shape):  # PyTorch's generator, in PyTorch's order: torch's numbers
+            return init.uniform_(tensor(np.zeros(shape, dtype)), -k, k)
 
         self.register_parameter("weight_ih", draw(rows, self.input_size))
         self.register_parameter("weight_hh", draw(rows, self.hidden_size))
@@ -113,15 +114,19 @@ class _Cell(Module):
         return self._parameters["weight_ih"].dtype
 
     def extra_repr(self) -> str:
-        return f"{self.input_size}, {self.hidden_size}" + ("" if self.bias else ", bias=False")
+        return f"{self.input_size}, {self.hidden_size}" + ("" if self.bias else ", bias=False") \
+            + ("" if getattr(self, "nonlinearity", "tanh") == "tanh" else
+               f", nonlinearity={self.nonlinearity}")
 
 
 class RNNCell(_Cell):
-    """An Elman RNN cell with tanh: ``h' = tanh(x W_ih^T + b_ih + h W_hh^T + b_hh)``.
+    """An Elman RNN cell: ``h' = tanh(x W_ih^T + b_ih + h W_hh^T + b_hh)`` (relu in place of
+    tanh with ``nonlinearity="relu"``).
 
     Parameters as PyTorch's ``nn.RNNCell``: ``weight_ih`` (hidden, input), ``weight_hh``
     (hidden, hidden), ``bias_ih`` and ``bias_hh`` (hidden), each drawn from
-    U(-1/sqrt(hidden), 1/sqrt(hidden)) by ``kg.random`` (so ``kg.random.seed`` fixes them).
+    U(-1/sqrt(hidden), 1/sqrt(hidden)) by PyTorch's generator (``kg.manual_seed`` fixes them:
+    torch's numbers).
     ``cell(x, h)`` takes x (batch, input) and h (batch, hidden) -- h defaults to zeros -- as
     eager tensors or as graph nodes; ``state_size`` and ``output_size`` are ``hidden_size``
     (TF's cell interface, for :func:`dynamic_rnn`).
@@ -135,6 +140,13 @@ class RNNCell(_Cell):
     """
 
 
+    def __init__(self, input_size: int, hidden_size: int, bias: bool = True,
+                 nonlinearity: str = "tanh", dtype=None, name: str | None = None):
+        if nonlinearity not in ("tanh", "relu"):
+            raise ValueError(f"Unknown nonlinearity: {nonlinearity}")
+        super().__init__(input_size, hidden_size, bias, dtype, name)
+        self.nonlinearity = nonlinearity
+
     @property
     def state_size(self) -> int:
         return self.hidden_size
@@ -146,7 +158,8 @@ class RNNCell(_Cell):
         # call open) runs the op straight away. Anything else (a graph, a 1-D step, no
         # biases, a subclass's own forward) goes the general way, as does an error, for
         # forward to word it.
-        if type(self) is RNNCell and self.bias and not _calls.stack:
+        if type(self) is RNNCell and self.bias and not _calls.stack and \
+                self.nonlinearity == "tanh":
             weights = _weights_of(self._parameters)  # (what weights_now reads in this case)
             if eager._deferred is not None:
                 out = autobatching.record_cell(self, x, h, weights)
@@ -173,8 +186,11 @@ class RNNCell(_Cell):
             one = x.ndim == 1  # an unbatched step, as PyTorch allows: a batch of one
             x2, h2 = (O.reshape(x, shape=(1, -1)), O.reshape(h, shape=(1, -1))) if one else \
                 (x, h)
-            # One op, not eight: see kernelgraph/ops/rnn.py.
-            out = O.rnn_tanh_cell(x2, h2, w_ih, w_hh, b_ih, b_hh)
+            if self.nonlinearity == "relu":  # PyTorch's relu cell, from the public ops
+                out = O.relu(O.matmul(x2, O.transpose(w_ih)) + b_ih +
+                             O.matmul(h2, O.transpose(w_hh)) + b_hh)
+            else:  # One op, not eight: see kernelgraph/ops/rnn.py.
+                out = O.rnn_tanh_cell(x2, h2, w_ih, w_hh, b_ih, b_hh)
         except (TypeError, ValueError, AttributeError):  # (a ShapeError is a ValueError)
             # The op checks every shape, in its own terms. Only now, once per error rather
             # than twice per step, see whether the cell can say it in the user's.
@@ -208,8 +224,8 @@ class LSTMCell(_Cell):
         h' = sigmoid(o) * tanh(c')
 
     ``weight_ih`` (4*hidden, input), ``weight_hh`` (4*hidden, hidden), ``bias_ih`` and
-    ``bias_hh`` (4*hidden), each drawn from U(-1/sqrt(hidden), 1/sqrt(hidden)) by
-    ``kg.random``. ``cell(x, (h, c))`` returns ``(h', c')``; the state defaults to zeros.
+    ``bias_hh`` (4*hidden), each drawn from U(-1/sqrt(hidden), 1/sqrt(hidden)) by PyTorch's
+    generator. ``cell(x, (h, c))`` returns ``(h', c')``; the state defaults to zeros.
     For :func:`dynamic_rnn` the state is the tuple ``(h, c)`` (``state_size`` is
     ``(hidden, hidden)``) and the output of a step is ``h``. A step is one op,
     ``kg.ops.lstm_cell``, and two views of its result (h' and c'), in every mode.

@@ -5,6 +5,7 @@ may be TF1's tensors and operations: the Session reads the node a wrapper stands
 from __future__ import annotations
 
 from ...graph import Graph as _KgGraph
+from ...nest import flatten
 from ...static import session as _session
 
 
@@ -15,7 +16,38 @@ def _arguments(target, graph):
     return target, graph
 
 
-class Session(_session.Session):
+def flatten_dict_items(feed_dict: dict) -> dict:
+    """TF1's ``nest.flatten_dict_items``, which ``Session.run`` applies to its feeds: a key
+    that is a tuple of tensors (an ``LSTMStateTuple``, a ``MultiRNNCell``'s tuple of them)
+    is fed leaf by leaf from a value of the same structure, so ``feed_dict={init_state:
+    final_state}`` feeds back the state a run fetched."""
+    flat = {}
+    for key, value in feed_dict.items():
+        keys, values = (flatten(key), flatten(value)) if isinstance(key, tuple) else \
+            ([key], [value])
+        if len(keys) != len(values):
+            raise ValueError(f"Could not flatten dictionary. Key had {len(keys)} elements, "
+                             f"but value had {len(values)} elements. Key: {keys}, value: "
+                             f"{values}.")
+        for k, v in zip(keys, values):
+            if k in flat:
+                raise ValueError(f"Could not flatten dictionary: key {k} is not unique.")
+            flat[k] = v
+    return flat
+
+
+class _FeedsTuples:
+    # Like the Sessions below, run reads TF1's tensors itself (the core refuses a fed
+    # Operation): marked as already faced, so no boundary converts its arguments first.
+    _tf_face = True
+
+    def run(self, fetches, feed_dict=None, options=None, run_metadata=None):
+        if feed_dict and any(isinstance(k, tuple) for k in feed_dict):
+            feed_dict = flatten_dict_items(feed_dict)
+        return super().run(fetches, feed_dict, options, run_metadata)
+
+
+class Session(_FeedsTuples, _session.Session):
     """TF1's ``tf.Session``: ``with tf.Session() as sess: sess.run(y, {x: [1.0]})``."""
 
     _tf_inherits = False  # run reads TF1's tensors itself: an Operation fed is refused
@@ -25,7 +57,7 @@ class Session(_session.Session):
         super().__init__(graph, target=target, config=config, **options)
 
 
-class InteractiveSession(_session.InteractiveSession):
+class InteractiveSession(_FeedsTuples, _session.InteractiveSession):
     """TF1's ``tf.InteractiveSession``: a Session that is the default at once."""
 
     _tf_inherits = False

@@ -59,8 +59,10 @@ What counts as a use:
 kernelgraph's status is ``yes`` where the name resolves on kernelgraph's face the same way:
 ``kernelgraph.compat.v1`` for ``tf.*``; ``kernelgraph`` for ``torch.*`` (``torch.nn`` is
 ``kernelgraph.nn``, ``torch.utils.data`` is ``kernelgraph.utils.data``); ``kernelgraph.Tensor``
-for tensor methods. Otherwise ``no``. A name that resolves but behaves differently is not
-told apart here (docs/compatibility.md lists the differences).
+for tensor methods. Otherwise ``no``. ``differs`` marks the few names of ``DIFFERS`` that
+resolve to something else, each shown by a test against the real framework's output
+(``record_differs.py`` records it into ``differs.json``); other differences of behaviour are
+not told apart here (docs/compatibility.md lists them).
 """
 from __future__ import annotations
 
@@ -95,6 +97,12 @@ TF1_MARKER = re.compile(
     r"|disable_v2_behavior|disable_eager_execution|compat|layers|contrib|GraphKeys"
     r"|get_default_graph|reset_default_graph|train\.\w*Optimizer|train\.Saver)(\.|$)")
 TOP_MISSING = 20
+# Names that resolve on kernelgraph but mean something else there, each shown by a test
+# against the real framework's recorded output (tests/test_census.py, differs.json).
+DIFFERS = {
+    ("torch", "torch.gather"): "kernelgraph's `gather` is TF's `gather(params, indices, "
+                               "axis)`, not `torch.gather(input, dim, index)`",
+}
 # ``d.values()``, ``names.index(x)``, ``line.split()``: a call to one of these is far more often
 # on a dict, list or str than on a tensor, so it is not taken for a tensor method.
 BUILTIN_METHODS = sorted({n for t in (dict, list, str, set, tuple) for n in dir(t)
@@ -351,7 +359,8 @@ def collect(mirrors: Path) -> dict:
 # ----------------------------------------------------------------------------- table
 
 def kernelgraph_status(framework: str, name: str) -> str:
-    """``yes`` where ``name`` resolves on kernelgraph's face for ``framework``, else ``no``."""
+    """``yes`` where ``name`` resolves on kernelgraph's face for ``framework``, else ``no``;
+    ``differs`` for the names of ``DIFFERS``, which resolve to something else."""
     kg = importlib.import_module("kernelgraph")
     if framework == "tf1":
         root, parts = importlib.import_module("kernelgraph.compat.v1"), name.split(".")[1:]
@@ -359,7 +368,9 @@ def kernelgraph_status(framework: str, name: str) -> str:
         root, parts = kg, name.split(".")[1:]
     else:
         root, parts = kg.Tensor, name.split(".")[1:]
-    return "yes" if resolve(root, parts) is not None else "no"
+    if resolve(root, parts) is None:
+        return "no"
+    return "differs" if (framework, name) in DIFFERS else "yes"
 
 
 def table_rows(names: dict) -> list[dict]:
@@ -408,6 +419,11 @@ def render_summary(names: dict, rows: list[dict]) -> str:
     for fw in FRAMEWORKS:
         pct, n, yes = coverage(rows, fw)
         lines.append(f"| {TITLES[fw]} | {n} | {yes} | {pct:.1f} % |")
+    differs = [r for r in rows if r["kernelgraph"] == "differs"]
+    if differs:
+        lines += ["", "Resolving but meaning something else (`differs`, not counted as covered): "
+                  + "; ".join(f"`{r['name']}` ({r['repositories']}): "
+                              f"{DIFFERS[r['framework'], r['name']]}" for r in differs) + "."]
     for fw in FRAMEWORKS:
         missing = [r for r in rows if r["framework"] == fw and r["kernelgraph"] == "no"]
         lines += ["", f"## Most used missing: {TITLES[fw]} (of {users[fw]} repositories)", "",

@@ -102,7 +102,8 @@ def promote(a: np.dtype, b: np.dtype) -> np.dtype:
     a storage dtype counts as the dtype it computes in (:data:`WIDE`)."""
     if a is b:
         return WIDE.get(a, a)
-    _no_strings(a, b)
+    if a.kind in "OSU" or b.kind in "OSU":
+        _no_strings(a, b)
     return max(WIDE.get(a, a), WIDE.get(b, b), key=_kind_rank)
 
 
@@ -131,7 +132,8 @@ def kept_narrow(input_dtypes, out: np.dtype) -> np.dtype | None:
 def wide(dt: np.dtype) -> np.dtype:
     """The dtype an op computes in for tensors of ``dt``: itself, or for a storage dtype
     the kept dtype of its kind (int8 -> int64, float16 -> float32); strings are refused."""
-    _no_strings(dt)
+    if dt.kind in "OSU":  # (checked by kind first: comparing dtypes is slow on this path)
+        _no_strings(dt)
     return WIDE.get(dt, dt)
 
 

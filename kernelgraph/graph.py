@@ -254,16 +254,19 @@ class Graph:
         node.attrs = attrs
         node.shape = shape
         node.dtype = dtype
-        node.device = device if device is not None else (devices.current() or devices.CPU)
+        if device is None:
+            device = devices.current() or devices.CPU
         # a TF1 device function (tf.train.replica_device_setter, in scope as a
         # Device with a choose method) picks each op's device: variables on the ps
-        if type(node.device) is not devices.Device and hasattr(node.device, "choose"):
-            node.device = node.device.choose(op)
+        if type(device) is not devices.Device and hasattr(device, "choose"):
+            device = device.choose(op)
+        node.device = device
         node.name = self.unique_name(name or op.name)
         node.location = location
         node.graph = self
         node.seq = next(_sequence)
-        node.control_inputs = tuple(control_inputs) + self._controls if self._controls \
+        controls = self._controls
+        node.control_inputs = tuple(control_inputs) + controls if controls \
             else tuple(control_inputs)
         self.nodes.append(node)
         self.version += 1

@@ -71,3 +71,23 @@ def structure_of(structure):
     if isinstance(structure, dict):
         return ("dict", tuple((k, structure_of(v)) for k, v in structure.items()))
     return "leaf"
+
+
+def fill(template, values):
+    """The ``values`` put in the structure of ``template``, whose leaves are indices into
+    ``values`` (a template :func:`pack_as` made from ``range``): what ``Session.run`` does
+    with a run's values on every call, so it indexes instead of walking an iterator.
+
+    >>> fill([0, (1, 2), {"a": 3}], "wxyz")
+    ['w', ('x', 'y'), {'a': 'z'}]
+    """
+    t = type(template)
+    if t is int:
+        return values[template]
+    if t is list:
+        return [fill(x, values) for x in template]
+    if t is tuple:
+        return tuple(fill(x, values) for x in template)
+    if isinstance(template, tuple):  # a namedtuple
+        return t(*(fill(x, values) for x in template))
+    return {k: fill(v, values) for k, v in template.items()}

@@ -75,44 +75,49 @@ def build(op, args, attrs) -> Node:
     """Add a node for ``op(*args, **attrs)`` to the graph of its node inputs."""
     name = attrs.pop("name", None) if "name" in attrs else None
     location = user_location(2)
-    # Control flow (static/control_flow.py): while a kg.cond branch or kg.while_loop body is
-    # traced into its own graph, a node of an enclosing graph is read through a placeholder
-    # of that graph (a *capture*, fed with the outer value when the branch or body runs).
     # A face's wrapper among the operands (kg_node * tf_tensor) is read as the node it wraps.
     for a in args:
-        if not isinstance(a, Node) and node_of(a) is not None:
+        t = type(a)
+        if t is Node or t is float or t is int:  # the common operands, told apart first
+            continue
+        if not isinstance(a, Node) and hasattr(t, "kg_node"):
             args = tuple(a if isinstance(a, Node) or node_of(a) is None else node_of(a)
                          for a in args)
             break
+    # Control flow (static/control_flow.py): while a kg.cond branch or kg.while_loop body is
+    # traced into its own graph, a node of an enclosing graph is read through a placeholder
+    # of that graph (a *capture*, fed with the outer value when the branch or body runs).
     current = get_default_graph()
     if getattr(current, "capture", None) is not None:
         args = tuple(current.capture(a) if isinstance(a, Node) and a.graph is not current
                      else a for a in args)
-    graph = None
-    first = None
+    graph = first = None
     for a in args:
-        if isinstance(a, Node):
+        if type(a) is Node or isinstance(a, Node):
             if graph is None:
                 graph, first = a.graph, a
             elif a.graph is not graph:
                 raise located(ValueError(
                     f"Tensor {a!r} must be from the same graph as Tensor {first!r}."), location)
     if graph is None:
-        graph = get_default_graph()
+        graph = current
     # The dtype a Python number meets (a weak scalar, as in PyTorch): the first node among
     # the operands; where's condition is none of them.
-    peer = next((a.dtype for a in (args[1:] if op.name == "where" else args)
-                 if isinstance(a, Node)), None)
+    if op.name == "where":
+        peer = next((a.dtype for a in args[1:] if isinstance(a, Node)), None)
+    else:
+        peer = first.dtype if first is not None else None
     if op is _to_device:  # an explicit copy: it runs on (and writes to) the target device
         device, moves = devices.device(attrs["device"]), False
     else:
         device, moves = devices.current(), True
         if device is None:
             device = first.device if first is not None else devices.CPU
+    elementwise = "elementwise" in op.traits
     inputs = []
     for a in args:
-        if isinstance(a, Node):
-            inputs.append(placed(a, device, location) if moves else a)
+        if type(a) is Node or isinstance(a, Node):
+            inputs.append(a if not moves or a.device is device else placed(a, device, location))
         elif isinstance(a, Tensor):
             raise located(TypeError(
                 f"cannot use an eager tensor in graph op '{op.name}'; wrap its value with "
@@ -121,9 +126,10 @@ def build(op, args, attrs) -> Node:
             weak = None
             # A bool stays a bool constant (promotion gives the same dtype), so that the op
             # still sees a bool operand where PyTorch refuses one (x - True).
-            if peer is not None and D.scalar_dtype(a) not in (None, D.bool_) \
-                    and op.elementwise:
-                weak = D.promote_with_scalar(peer, a)
+            if peer is not None and elementwise:
+                kind = D.scalar_dtype(a)  # (None, or one of the dtype singletons)
+                if kind is not None and kind is not D.bool_:
+                    weak = D.promote_with_scalar(peer, a)
             try:
                 inputs.append(constant_node(a, dtype=weak, graph=graph, location=location,
                                             device=device))
@@ -141,8 +147,14 @@ def build(op, args, attrs) -> Node:
                           device=device)
     # int8/int16/uint8/float16 tensors compute wide and are stored narrow again, wrapping
     # or rounding as TF1 and PyTorch do (u8 + u8 is uint8; f16 * 2.0 is float16).
-    narrow = D.kept_narrow([i.dtype for i in inputs if i.dtype is not None], node.dtype) \
-        if op.elementwise and op is not _cast else None
+    if not elementwise or op is _cast:
+        return node
+    for i in inputs:
+        if i.dtype in _NARROW:
+            break
+    else:
+        return node  # no narrow operand: nothing to store narrow again
+    narrow = D.kept_narrow([i.dtype for i in inputs if i.dtype is not None], node.dtype)
     if narrow is None:
         return node
     return graph.add_node(_cast, (node,), {"dtype": narrow}, shape, narrow, None, location,
@@ -151,6 +163,7 @@ def build(op, args, attrs) -> Node:
 
 _to_device = registry.OPS["to_device"]
 _cast = registry.OPS["cast"]
+_NARROW = D.WIDE  # the storage dtypes that compute wide (its keys)
 registry.FRONTENDS[Node] = build
 operators.install(Node, build)
 # The same tensor methods as eager tensors (x.relu(), x.sum(dim=0), x.view(2, 3) ...), from

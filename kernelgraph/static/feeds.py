@@ -27,9 +27,13 @@ def feed_converter(node):
     checks = () if shape is None else tuple((i, d) for i, d in enumerate(shape)
                                             if d is not None)
 
+    floats = dtype.kind == "f"
+
     def convert(value):
         if type(value) is np.ndarray and value.dtype == dtype:
             arr = value  # the hot path: a loop body fed the arrays the last iteration made
+        elif floats and type(value) is float:
+            arr = np.array(value, dtype)  # a Python float fed to a float: rounded, as below
         else:
             try:
                 # Converted as TF1 converts a feed (floats truncated for an int dtype, text
@@ -112,7 +116,7 @@ class FetchSpec:
                 v = values[i]
                 if type(v) is np.ndarray and v.ndim == 0:
                     values[i] = v[()]
-        return values[0] if self.single else nest.pack_as(self.template, values)
+        return values[0] if self.single else nest.fill(self.template, values)
 
 
 def fetch_key(fetches):

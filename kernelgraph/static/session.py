@@ -87,7 +87,7 @@ class Session:
         # a distributed session's runner records its own, so its hook must come first)
         if run_metadata is not None and TRACED_RUN and TRACED_RUN[0](options, run_metadata):
             return TRACED_RUN[1](self, fetches, feed_dict, options, run_metadata)
-        computed = _SESSION_VALUES.get(self.graph)
+        computed = _SESSION_VALUES.get(self.graph) if _SESSION_VALUES else None
         if computed:
             feed_dict = dict(feed_dict or {})
             for node, fn in computed.items():

@@ -16,7 +16,7 @@ from ..ops.casting import scalar_type_name
 from . import tensors, versions
 from .dispatch import _value
 from .grad_mode import _local
-from .printing import grad_fn_name
+from .printing import Size, grad_fn_name
 from .tensors import Tensor, _type_name, _wrap, source
 
 ndarray = np.ndarray
@@ -303,7 +303,7 @@ def _given(t, g, i):
         g = devices.transfer(np.asarray(g, dtype=t.dtype), t.device)
     if g.shape != t.shape:
         raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of "
-                           f"{g.shape} and output[{i}] has a shape of {t.shape}.")
+                           f"{Size(g.shape)} and output[{i}] has a shape of {t.shape}.")
     return g
 
 

@@ -397,7 +397,9 @@ def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode: bool = Fal
 def _same_shape(what: str, x, t):
     a, b = _shape(x), _shape(t)
     if a is not None and b is not None and a != b:
-        warnings.warn(f"Using a target size ({b}) that is different to the input size ({a}). "
+        # x.shape, not the tuple: an eager tensor's prints as PyTorch's torch.Size([2])
+        warnings.warn(f"Using a target size ({t.shape}) that is different to the input size "
+                      f"({x.shape}). "
                       "This will likely lead to incorrect results due to broadcasting. Please "
                       "ensure they have the same size.", UserWarning, stacklevel=3)
 
@@ -449,8 +451,8 @@ def binary_cross_entropy(input, target, weight=None, size_average=None,  # noqa:
     x = _t(input)
     t = _as(x, target)
     if _shape(x) is not None and _shape(t) is not None and _shape(x) != _shape(t):
-        raise ValueError(f"Using a target size ({_shape(t)}) that is different to the input "
-                         f"size ({_shape(x)}) is deprecated. Please ensure they have the same "
+        raise ValueError(f"Using a target size ({t.shape}) that is different to the input "
+                         f"size ({x.shape}) is deprecated. Please ensure they have the same "
                          "size.")
     if _is_eager(x) and isinstance(x, Tensor) and x.numel():
         values = _host(x)

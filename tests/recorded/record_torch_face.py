@@ -191,6 +191,27 @@ def load_between_forward_and_backward(torch):
     return "no error"
 
 
+# -- shapes in messages: torch.Size([...]), as PyTorch prints them --------------------------------
+@case
+def size_in_a_loss_warning(torch):
+    import warnings
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        torch.nn.functional.mse_loss(torch.zeros(2, 1), torch.zeros(2))
+    return [str(w.message) for w in caught]
+
+
+@case
+def size_in_a_loss_error(torch):
+    return torch.nn.functional.binary_cross_entropy(torch.full((2, 1), 0.5), torch.zeros(2))
+
+
+@case
+def size_in_a_gradient_mismatch(torch):
+    x = torch.zeros(2, requires_grad=True)
+    (x * 2).backward(torch.ones(3))
+
+
 def _plain(value):
     """A result as JSON: tensors as nested lists, tuples as lists."""
     if hasattr(value, "tolist") and hasattr(value, "shape"):

@@ -191,6 +191,33 @@ def load_between_forward_and_backward(torch):
     return "no error"
 
 
+@case
+def second_backward_accumulates_in_place_unless_create_graph(torch):
+    """What PyTorch's own test_accumulate_grad checks: a second backward adds into the same
+    .grad tensor, except under create_graph=True, which makes a new one."""
+    def twice(create_graph):
+        x = torch.zeros(2, 2, requires_grad=True)
+        y = x * 3
+        y.backward(torch.ones(2, 2), retain_graph=True)
+        first, copy = x.grad, x.grad.clone()
+        y.backward(torch.ones(2, 2), create_graph=create_graph)
+        return first.tolist(), copy.tolist(), first is x.grad, x.grad.requires_grad
+
+    return twice(False), twice(True)
+
+
+@case
+def a_grad_set_by_hand_keeps_its_reference(torch):
+    def run(create_graph):
+        p = torch.tensor([1.5, 1.5]).requires_grad_()
+        p.grad = torch.tensor([1.0, 2.0])
+        before = p.grad
+        p.backward(torch.tensor([0.5, 0.5]), create_graph=create_graph)
+        return before is p.grad, p.grad.tolist(), before.tolist()
+
+    return run(False), run(True)
+
+
 # -- shapes in messages: torch.Size([...]), as PyTorch prints them --------------------------------
 @case
 def size_in_a_loss_warning(torch):

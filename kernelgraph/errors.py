@@ -33,8 +33,12 @@ class OpError(Exception):
 
     @property
     def op(self):
-        """TF1's name for the node the error is about."""
-        return self.node
+        """TF1's name for the node the error is about (a face may set its own type of it)."""
+        return self.__dict__.get("_op", self.node)
+
+    @op.setter
+    def op(self, value):
+        self._op = value
 
 
 class InvalidArgumentError(OpError, ValueError):

@@ -218,6 +218,7 @@ class Graph:
         return _default.push(self)
 
     def unique_name(self, base: str, scoped: bool = True) -> str:
+        base = base.decode() if isinstance(base, bytes) else base  # TF1 takes bytes names
         name = "/".join([*self._scope, base]) if scoped and self._scope else base
         n = self._names.get(name)
         if n is None:

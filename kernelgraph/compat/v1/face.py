@@ -158,7 +158,9 @@ class _Value(_Wrapper):
                 f"dtype={self.dtype.name}>")
 
     def __str__(self):
-        return f'Tensor("{self.name}", shape={self.shape}, dtype={self.dtype.name})'
+        # TF1 leaves the shape out where even the rank is unknown
+        shape = "" if self.shape.ndims is None else f", shape={self.shape}"
+        return f'Tensor("{self.name}"{shape}, dtype={self.dtype.name})'
 
 
 def _operator(name):
@@ -369,7 +371,14 @@ class Graph(_KgGraph):
             None if control_inputs is None else [_node_or_refuse(c) for c in control_inputs])
 
     def get_tensor_by_name(self, name: str) -> Tensor:
-        return wrap(super().get_tensor_by_name(name))
+        try:
+            return wrap(super().get_tensor_by_name(name))
+        except KeyError as e:
+            base = name.rpartition(":")[0] if isinstance(name, str) else name
+            if not any(n.name == base for n in self.nodes):
+                raise KeyError(f"The name '{name}' refers to a Tensor which does not exist. "
+                               f"The operation, '{base}', does not exist in the graph.") from None
+            raise e from None
 
     def get_operation_by_name(self, name: str) -> Operation:
         if isinstance(name, str) and ":" in name:

@@ -283,7 +283,8 @@ class Graph:
         for n in self.nodes:
             if n.name == base:
                 return n
-        raise KeyError(f"The name '{name}' refers to a Tensor which does not exist in the graph")
+        raise KeyError(f"The name '{name}' refers to a Tensor which does not exist. The "
+                       f"operation, '{base}', does not exist in the graph.")
 
     def get_tensor_by_name(self, name: str) -> Node:
         """TF1's lookup of a tensor by its name ('mul:0'); KeyError or ValueError as TF1's."""

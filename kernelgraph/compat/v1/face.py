@@ -371,14 +371,7 @@ class Graph(_KgGraph):
             None if control_inputs is None else [_node_or_refuse(c) for c in control_inputs])
 
     def get_tensor_by_name(self, name: str) -> Tensor:
-        try:
-            return wrap(super().get_tensor_by_name(name))
-        except KeyError as e:
-            base = name.rpartition(":")[0] if isinstance(name, str) else name
-            if not any(n.name == base for n in self.nodes):
-                raise KeyError(f"The name '{name}' refers to a Tensor which does not exist. "
-                               f"The operation, '{base}', does not exist in the graph.") from None
-            raise e from None
+        return wrap(super().get_tensor_by_name(name))
 
     def get_operation_by_name(self, name: str) -> Operation:
         if isinstance(name, str) and ":" in name:

@@ -306,10 +306,17 @@ def stop_gradient(input, name=None) -> Node:  # noqa: A002
 def gradients(ys, xs, grad_ys=None, name="gradients", colocate_gradients_with_ops=False,
               gate_gradients=False, aggregation_method=None, stop_gradients=None,
               unconnected_gradients="none") -> list:
-    """TF1's ``tf.gradients`` (see :func:`kernelgraph.gradients`)."""
-    return _kg_gradients(ys, xs, grad_ys=grad_ys, name=name or "gradients",
-                         stop_gradients=stop_gradients,
-                         unconnected_gradients=unconnected_gradients)
+    """TF1's ``tf.gradients`` (see :func:`kernelgraph.gradients`). As in TF1 an integer or
+    boolean x gets None: no gradient flows into an integer tensor (``'zero'`` still gives
+    its zeros)."""
+    grads = _kg_gradients(ys, xs, grad_ys=grad_ys, name=name or "gradients",
+                          stop_gradients=stop_gradients,
+                          unconnected_gradients=unconnected_gradients)
+    if getattr(unconnected_gradients, "value", unconnected_gradients) == "zero":
+        return grads
+    xs = list(xs) if isinstance(xs, list | tuple) else [xs]
+    return [None if g is not None and not np.issubdtype(np.dtype(x.dtype), np.inexact)
+            else g for x, g in zip(xs, grads)]
 
 
 def hessians(ys, xs, name="hessians", colocate_gradients_with_ops=False,

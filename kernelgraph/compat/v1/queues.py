@@ -48,7 +48,7 @@ from ...graph import Node, get_default_graph, user_location
 from ...ops.control import OBJECT, Results
 from ...ops.registry import FRONTENDS, define
 from ...static.control_flow.tracing import tuple_outputs
-from ...static.session import running_session
+from ...static.session import get_default_session, running_session
 from .face import operation_of
 from .graph_collections import add_to_collection, get_collection
 from .tensor_shape import TensorShape
@@ -557,8 +557,6 @@ def start_queue_runners(sess=None, coord=None, daemon=True, start=True,
     """TF1's ``tf.train.start_queue_runners``: start the threads of every QueueRunner in
     the graph's collection, in ``sess`` (default: the default session); returns them."""
     if sess is None:
-        from ...static.session import get_default_session
-
         sess = get_default_session()
         if sess is None:
             raise ValueError("Cannot start queue runners: No default session is registered. "

@@ -39,7 +39,7 @@ import numpy as np
 
 from ... import dtypes as D
 from ...devices import device
-from ...errors import NotFoundError
+from ...errors import NotFoundError, OutOfRangeError
 from ...graph import Node, name_scope, user_location
 from ...ops.control import OBJECT, Results
 from ...ops.registry import FRONTENDS, define
@@ -48,6 +48,7 @@ from .graph_collections import GraphKeys
 from .queues import FIFOQueue, QueueBase, QueueRunner, RandomShuffleQueue, add_queue_runner
 from .queues import _session_key as session_key
 from .records import as_str, read_records
+from .spellings import gather
 from .tensor_shape import TensorShape
 from .tensors import Variable, constant
 
@@ -248,8 +249,6 @@ def _epochs_forward(values, count, *, num_epochs, shuffle, rng):
 
 
 def _out_of_range():
-    from ...errors import OutOfRangeError
-
     return OutOfRangeError("Reached limit of epochs (the input producer's num_epochs)")
 
 
@@ -313,8 +312,6 @@ def slice_input_producer(tensor_list, num_epochs=None, shuffle=True, seed=None, 
                          shared_name=None, name=None):
     """TF1's ``tf.train.slice_input_producer``: one row of each tensor of ``tensor_list``
     (all of one length) per run, ``num_epochs`` times over the rows."""
-    from .spellings import gather
-
     tensors = [t if isinstance(t, Node) else constant(t) for t in tensor_list]
     if not tensors:
         raise ValueError("slice_input_producer: expected at least one tensor")

@@ -15,7 +15,7 @@ TensorBoard's event files, written here by TensorBoard's own ``RecordWriter``.
 >>> ex = tf.train.Example(features=tf.train.Features(feature={
 ...     "label": tf.train.Feature(int64_list=tf.train.Int64List(value=[3]))}))
 >>> ex.SerializeToString()
-b'\\n\\x0e\\n\\x0c\\n\\x05label\\x12\\x03\\x1a\\x01\\x03'
+b'\\n\\x10\\n\\x0e\\n\\x05label\\x12\\x05\\x1a\\x03\\n\\x01\\x03'
 >>> path = os.path.join(tempfile.mkdtemp(), "a.tfrecord")
 >>> with tf.python_io.TFRecordWriter(path) as writer:
 ...     writer.write(ex.SerializeToString())

@@ -113,7 +113,8 @@ class _State:
     """One Session's queue: its elements, the condition its waiters wait on, whether it is
     closed (and pending enqueues cancelled), when it last changed, who fills it."""
 
-    def __init__(self, seed):
+    def __init__(self, seed, session):
+        self.session = weakref.ref(session)
         self.items: collections.deque = collections.deque()
         self.cond = threading.Condition()
         self.closed = self.cancelled = False
@@ -248,7 +249,7 @@ class QueueBase:
             with self._lock:
                 state = self._states.get(key)
                 if state is None:
-                    state = self._states[key] = _State(self._seed)
+                    state = self._states[key] = _State(self._seed, key)
         return state
 
     def _put(self, values, many):
@@ -272,6 +273,10 @@ class QueueBase:
                         raise CancelledError(f"{self._kind} '{self._name}' is closed.")
                     if len(state.items) < self._capacity:
                         break
+                    if getattr(state.session(), "_closed", True):
+                        # a runner left running when its Session closed: end its thread
+                        raise CancelledError(f"Session closed while enqueueing into "
+                                             f"{self._kind} '{self._name}'")
                     state.cond.wait(1.0)
                 state.items.append(element)
                 state.changed = time.monotonic()

@@ -146,8 +146,8 @@ class QueueBase:
         self._capacity = int(capacity)
         self._seed = seed
         graph = get_default_graph()
-        self._name = graph.unique_name(name or self._kind.lower()) \
-            if hasattr(graph, "unique_name") else (name or self._kind.lower())
+        self._name = graph.unique_name(name or self._kind.lower())
+        self._short = self._name.rpartition("/")[2]  # its ops' names start so, as TF's
         self._states: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
         self._lock = threading.Lock()
 
@@ -196,13 +196,13 @@ class QueueBase:
     def enqueue(self, vals, name=None):
         """An Operation that puts one element (a value per component) into the queue."""
         node, op = _op_node(queue_enqueue_op, self._components(vals, False),
-                            {"spec": self, "many": False}, name or f"{self._name}_enqueue")
+                            {"spec": self, "many": False}, name or f"{self._short}_enqueue")
         return op(node)
 
     def enqueue_many(self, vals, name=None):
         """An Operation that puts the rows of ``vals`` (one batch per component) in."""
         node, op = _op_node(queue_enqueue_op, self._components(vals, True),
-                            {"spec": self, "many": True}, name or f"{self._name}_EnqueueMany")
+                            {"spec": self, "many": True}, name or f"{self._short}_EnqueueMany")
         return op(node)
 
     def _dequeue(self, count, up_to, name):
@@ -215,26 +215,26 @@ class QueueBase:
 
     def dequeue(self, name=None):
         """One element (a tensor, or a list of one per component); waits while empty."""
-        return self._dequeue(None, False, name or f"{self._name}_Dequeue")
+        return self._dequeue(None, False, name or f"{self._short}_Dequeue")
 
     def dequeue_many(self, n, name=None):
         """``n`` elements stacked; OutOfRangeError if the queue closes with fewer."""
-        return self._dequeue(_count(n), False, name or f"{self._name}_DequeueMany")
+        return self._dequeue(_count(n), False, name or f"{self._short}_DequeueMany")
 
     def dequeue_up_to(self, n, name=None):
         """Up to ``n`` elements stacked: all that are left once the queue is closed."""
-        return self._dequeue(_count(n), True, name or f"{self._name}_DequeueUpTo")
+        return self._dequeue(_count(n), True, name or f"{self._short}_DequeueUpTo")
 
     def size(self, name=None):
         """A scalar int32 tensor: the elements the queue holds now."""
-        node, _ = _op_node(queue_size_op, (), {"spec": self}, name or f"{self._name}_Size")
+        node, _ = _op_node(queue_size_op, (), {"spec": self}, name or f"{self._short}_Size")
         return node
 
     def close(self, cancel_pending_enqueues=False, name=None):
         """An Operation that closes the queue (and cancels waiting enqueues if asked)."""
         node, op = _op_node(queue_close_op, (), {"spec": self,
                                                  "cancel": bool(cancel_pending_enqueues)},
-                            name or f"{self._name}_Close")
+                            name or f"{self._short}_Close")
         return op(node)
 
     def is_closed(self, name=None):

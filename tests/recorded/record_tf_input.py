@@ -381,6 +381,31 @@ def file_datasets(tf):
     return out + [str(raw.output_types), lines.output_shapes[0].as_list()]
 
 
+def record_dataset_of_fed_file_names(tf):
+    folder = tempfile.mkdtemp(prefix="kg_input_")
+    paths = []
+    for n in range(2):
+        paths.append(os.path.join(folder, f"{n}.tfrecord"))
+        with tf.python_io.TFRecordWriter(paths[-1]) as writer:
+            for i in range(n + 1):
+                writer.write(example(tf, 10 * n + i).SerializeToString())
+    filenames = tf.placeholder(tf.string, shape=[None])
+    dataset = tf.data.TFRecordDataset(filenames).map(lambda s: tf.parse_single_example(
+        s, {"label": tf.FixedLenFeature([2], tf.int64)})["label"]).repeat(2)
+    iterator = dataset.make_initializable_iterator()
+    nxt = iterator.get_next()
+    out = []
+    with tf.Session() as sess:
+        for names in (paths, paths[1:]):
+            sess.run(iterator.initializer, feed_dict={filenames: names})
+            try:
+                while True:
+                    out.append(sess.run(nxt))
+            except tf.errors.OutOfRangeError:
+                out.append("end")
+    return out
+
+
 CASES = [example_protobufs, record_file_round_trip, compat_text, decode_csv_defaults_and_dtypes,
          decode_csv_bad_record, decode_csv_required_field_missing, decode_raw_and_numbers,
          string_to_number_bad, parse_single_example_features,
@@ -389,7 +414,7 @@ CASES = [example_protobufs, record_file_round_trip, compat_text, decode_csv_defa
          csv_pipeline_shuffle_batch, tfrecord_pipeline, whole_file_and_fixed_length_readers,
          slice_input_producer_epochs, batch_structures, batch_needs_known_shapes,
          missing_local_initializer, match_filenames,
-         file_datasets]
+         file_datasets, record_dataset_of_fed_file_names]
 
 
 def write_record_file(tf) -> None:

@@ -30,16 +30,35 @@ from .records import as_str
 from .structure import Spec
 
 
-def _file_names(filenames, what) -> list:
-    if isinstance(filenames, Node):
-        if filenames.op.name != "const":
-            raise TypeError(f"{what}: kernelgraph needs the file names as strings or a "
-                            f"constant, got the tensor '{filenames.name}'")
-        filenames = filenames.attrs["value"]
-    names = np.asarray(filenames, dtype=object).reshape(-1).tolist()
-    if not names:
-        raise ValueError(f"{what}: no file names")
-    return [as_str(n) for n in names]
+class _FileNames:
+    """The file names a dataset reads: strings, or a string tensor (a placeholder fed when
+    the iterator is initialised, as the "Importing Data" guide feeds them)."""
+
+    def __init__(self, filenames, what):
+        self.what = what
+        self.node = None
+        if isinstance(filenames, Node):
+            if filenames.dtype is not D.string:
+                raise TypeError(f"{what}: the file names must be strings, got a tensor of "
+                                f"{filenames.dtype.name}")
+            if filenames.op.name == "const":
+                filenames = filenames.attrs["value"]
+            else:
+                self.node = filenames
+        if self.node is None:
+            self.names = self._names(filenames)
+
+    def _names(self, value) -> list:
+        names = np.asarray(value, dtype=object).reshape(-1).tolist()
+        if not names:
+            raise ValueError(f"{self.what}: no file names")
+        return [as_str(n) for n in names]
+
+    def inputs(self) -> list:
+        return [] if self.node is None else [self.node]
+
+    def __call__(self, env) -> list:
+        return self.names if self.node is None else self._names(env[id(self.node)])
 
 
 def _scalar(value: bytes) -> np.ndarray:
@@ -50,12 +69,15 @@ class _Records(Dataset):
     """The records of each file in turn, as ``tf.string`` scalars."""
 
     def __init__(self, filenames, reader, what):
-        self.files = _file_names(filenames, what)
+        self.files = _FileNames(filenames, what)
         self.reader = reader
         self._spec = Spec(D.string, ())
 
+    def _inputs(self):
+        return self.files.inputs()
+
     def _iterate(self, env):
-        for name in self.files:
+        for name in self.files(env):
             for _, value in self.reader._records(name):
                 yield _scalar(value)
 
@@ -94,7 +116,7 @@ class CsvDataset(Dataset):
     def __init__(self, filenames, record_defaults, compression_type=None, buffer_size=None,
                  header=False, field_delim=",", use_quote_delim=True, na_value="",
                  select_cols=None, exclude_cols=None):
-        self.files = _file_names(filenames, "CsvDataset")
+        self.files = _FileNames(filenames, "CsvDataset")
         defaults = []
         for value in record_defaults:
             try:
@@ -113,9 +135,12 @@ class CsvDataset(Dataset):
                       "select_cols": None if select_cols is None else tuple(select_cols)}
         self._spec = tuple(Spec(dt, ()) for dt, _ in self.defaults)
 
+    def _inputs(self):
+        return self.files.inputs()
+
     def _iterate(self, env):
         lines = TextLineReader(skip_header_lines=1 if self.header else 0)
-        for name in self.files:
+        for name in self.files(env):
             for _, line in lines._records(name):
                 columns = decode_csv_op.forward(_scalar(line), **self.attrs).values
                 yield tuple(np.asarray(c) for c in columns)

@@ -175,6 +175,8 @@ metrics = types.SimpleNamespace(**{n: getattr(_metrics, n) for n in _metrics.__a
 from . import input_names as _inputs  # noqa: E402
 
 globals().update(_inputs.TOP_LEVEL)
+io = globals().get("io") or types.SimpleNamespace()  # tf.io, shared with other names
+vars(io).update(_inputs.IO_NAMES)
 vars(train).update(_inputs.TRAIN_NAMES)
 vars(data).update(_inputs.DATA_NAMES)  # noqa: F405 - tf.data, from .namespaces
 vars(data).setdefault("experimental", types.SimpleNamespace())  # noqa: F405
@@ -200,7 +202,7 @@ __all__ = [
 __all__ += _namespaces_all
 __all__ += ["RunMetadata", "RunOptions"]  # tf.RunOptions, tf.RunMetadata
 __all__ += ["metrics"]
-__all__ += sorted(_inputs.TOP_LEVEL)
+__all__ += sorted(_inputs.TOP_LEVEL) + ["io"]
 from .summary import summary  # noqa: E402 - tf.summary: summary ops and FileWriter
 
 __all__ += ["summary"]

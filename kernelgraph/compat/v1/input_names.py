@@ -6,8 +6,6 @@ adds them in a few lines: top-level names (``tf.FIFOQueue``, ``tf.TextLineReader
 
 from __future__ import annotations
 
-import types
-
 from . import file_datasets, parsing, queues, readers, records
 
 TOP_LEVEL = {name: getattr(module, name) for module, names in (
@@ -19,13 +17,13 @@ TOP_LEVEL = {name: getattr(module, name) for module, names in (
     (records, ("python_io",)),
 ) for name in names}
 
-io = types.SimpleNamespace(
+#: tf.io's names of the input pipeline (added to a tf.io that other names may share)
+IO_NAMES = dict(
     FixedLenFeature=parsing.FixedLenFeature, decode_csv=parsing.decode_csv,
     decode_raw=parsing.decode_raw, parse_single_example=parsing.parse_single_example,
     read_file=parsing.read_file, TFRecordWriter=records.TFRecordWriter,
     tf_record_iterator=records.tf_record_iterator,
     match_filenames_once=readers.match_filenames_once, matching_files=readers.matching_files)
-TOP_LEVEL["io"] = io
 
 TRAIN_NAMES = dict(
     records.TRAIN_NAMES, Coordinator=queues.Coordinator, QueueRunner=queues.QueueRunner,
@@ -41,4 +39,5 @@ DATA_NAMES = dict(TextLineDataset=file_datasets.TextLineDataset,
 DATA_EXPERIMENTAL = dict(CsvDataset=file_datasets.CsvDataset)
 COMPAT_NAMES = dict(as_bytes=records.as_bytes, as_str=records.as_str, as_text=records.as_text)
 
-__all__ = ["COMPAT_NAMES", "DATA_EXPERIMENTAL", "DATA_NAMES", "TOP_LEVEL", "TRAIN_NAMES"]
+__all__ = ["COMPAT_NAMES", "DATA_EXPERIMENTAL", "DATA_NAMES", "IO_NAMES", "TOP_LEVEL",
+           "TRAIN_NAMES"]

@@ -82,6 +82,20 @@ def test_a_dequeue_waits_for_another_thread():
             timer.join()
 
 
+def test_runner_threads_end_when_their_session_closes():
+    """Without a Coordinator (a common tutorial slip) the runners' threads end with the
+    Session, even one waiting to enqueue into a full queue."""
+    with tf.Graph().as_default():
+        (x,) = tf.train.slice_input_producer([np.arange(100)], shuffle=False)
+        batch = tf.train.batch([x], batch_size=2, capacity=4)
+        with tf.Session() as sess:
+            threads = tf.train.start_queue_runners()  # the default session
+            assert sess.run(batch).tolist() == [0, 1]
+        for t in threads:
+            t.join(5.0)
+        assert not any(t.is_alive() for t in threads)
+
+
 def test_each_session_has_its_own_queue():
     with tf.Graph().as_default():
         q = tf.FIFOQueue(3, [tf.int32], shapes=[[]])

@@ -122,6 +122,12 @@ class _State:
         self.runners = 0
         self.rng = np.random.default_rng(seed)
 
+    def session_closed(self) -> bool:
+        """Whether the Session this state belongs to is closed (or gone): a thread still
+        waiting on it then ends, as TF cancels a closed session's pending ops."""
+        session = self.session()
+        return session is None or getattr(session, "_closed", False)
+
 
 class QueueBase:
     """What TF1's queues share (see the module docstring)."""
@@ -273,7 +279,7 @@ class QueueBase:
                         raise CancelledError(f"{self._kind} '{self._name}' is closed.")
                     if len(state.items) < self._capacity:
                         break
-                    if getattr(state.session(), "_closed", True):
+                    if state.session_closed():
                         # a runner left running when its Session closed: end its thread
                         raise CancelledError(f"Session closed while enqueueing into "
                                              f"{self._kind} '{self._name}'")
@@ -307,6 +313,9 @@ class QueueBase:
                     raise OutOfRangeError(
                         f"{self._kind} '{self._name}' is closed and has insufficient elements "
                         f"(requested {want}, current size {len(state.items)})")
+                if state.session_closed():
+                    raise CancelledError(f"Session closed while dequeueing from "
+                                         f"{self._kind} '{self._name}'")
                 if not state.cond.wait(1.0):
                     self._check_stalled(state)
             elements = [self._pick(state) for _ in range(want)]

@@ -69,6 +69,14 @@ class ResourceExhaustedError(OpError, MemoryError):
     """Memory (or another resource) ran out while running an op, as TF1's."""
 
 
+class DeadlineExceededError(OpError, TimeoutError):
+    """An operation waited longer than it may (a queue nothing fills), as TF1's."""
+
+
+class DataLossError(OpError, OSError):
+    """A file's bytes are not what its format says (a record's checksum), as TF1's."""
+
+
 class ShapeError(ValueError):
     """Shapes that cannot work together, detected when a node or eager op is created."""
 

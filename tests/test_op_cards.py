@@ -57,6 +57,8 @@ from tests.test_ops import (
 )
 from tests.test_tensorboard import SUMMARY_OPS, check_summary_ops
 from tests.test_tf_data import check_host_ops
+from tests.test_tf_input import HOST_OPS as INPUT_HOST_OPS
+from tests.test_tf_input import check_input_ops
 
 NO_REFERENCE = ("stateful", "control", "random")  # traits that excuse a missing reference
 NO_CUDA = ("host_only", "stateful")  # traits that excuse a missing CUDA kernel
@@ -448,6 +450,7 @@ BEHAVIOURS = {
     "iterator_get_next": check_host_ops, "iterator_init": check_host_ops,
     "random_uniform_like": check_host_ops,
     **dict.fromkeys(SUMMARY_OPS, check_summary_ops),
+    **dict.fromkeys(INPUT_HOST_OPS, check_input_ops),
 }
 
 

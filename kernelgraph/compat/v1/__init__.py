@@ -171,6 +171,17 @@ vars(train).update(_SAVER_NAMES)
 from . import metrics as _metrics  # noqa: E402
 
 metrics = types.SimpleNamespace(**{n: getattr(_metrics, n) for n in _metrics.__all__})
+# TF1's input pipeline: queues, readers, tf.decode_csv, record files, tf.io, tf.python_io
+from . import input_names as _inputs  # noqa: E402
+
+globals().update(_inputs.TOP_LEVEL)
+io = globals().get("io") or types.SimpleNamespace()  # tf.io, shared with other names
+vars(io).update(_inputs.IO_NAMES)
+vars(train).update(_inputs.TRAIN_NAMES)
+vars(data).update(_inputs.DATA_NAMES)  # noqa: F405 - tf.data, from .namespaces
+vars(data).setdefault("experimental", types.SimpleNamespace())  # noqa: F405
+vars(data.experimental).update(_inputs.DATA_EXPERIMENTAL)  # noqa: F405
+vars(compat).update(_inputs.COMPAT_NAMES)  # noqa: F405 - tf.compat.as_bytes ...
 
 __all__ = [
     "DType", "Graph", "InteractiveSession", "Operation", "Session", "Tensor", "Variable",
@@ -191,6 +202,7 @@ __all__ = [
 __all__ += _namespaces_all
 __all__ += ["RunMetadata", "RunOptions"]  # tf.RunOptions, tf.RunMetadata
 __all__ += ["metrics"]
+__all__ += sorted(_inputs.TOP_LEVEL) + ["io"]
 from .summary import summary  # noqa: E402 - tf.summary: summary ops and FileWriter
 
 __all__ += ["summary"]

@@ -579,7 +579,7 @@ def install(namespace, seen=None) -> None:
         if name.startswith("_") or any(value is t for t in _FACE_TYPES):
             continue
         if isinstance(value, type):
-            if value.__module__.startswith(__package__):
+            if (value.__module__ or "").startswith(__package__):  # a protobuf class: None
                 face_class(value)
         elif isinstance(value, types.SimpleNamespace):
             if id(value) not in seen:

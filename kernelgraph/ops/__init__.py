@@ -3,6 +3,7 @@ every mode and on every device. ``REFERENCE`` and ``cuda_kernels()`` read one fa
 card (its NumPy reference, its CUDA forward) for the tests."""
 
 from . import elementwise, random
+from . import matrix as matrix  # det, inverse, solve, Cholesky, eigh: their cards register
 from . import sampling as sampling  # truncated_normal, multinomial: their cards register
 from . import selection as selection  # top_k, unique
 from .conv import (

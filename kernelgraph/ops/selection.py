@@ -67,7 +67,7 @@ def _top_k_reference(x, k):
 
 def _top_k_cuda(kernels):
     def forward(x, k):
-        _top_k_infer([x.shape], [x.dtype], {"k": k})
+        _top_k_infer([tuple(x.shape)], [x.dtype], {"k": k})
         return kernels.selection.top_k(x, k)
     return forward
 
@@ -84,7 +84,7 @@ def top_k(x, k: int = 1, sorted: bool = True):  # noqa: A002 - TF's and PyTorch'
     and their int64 indices (``sorted=False`` is accepted: sorted is one of the orders it
     allows)."""
     indices = top_k_indices(x, k=_check_k(k))
-    n = x.shape[-1] if x.shape is not None else None
+    n = tuple(x.shape)[-1] if x.shape is not None else None
     if n is None:
         raise ShapeError("top_k: the size of the last axis must be known")
     columns = np.arange(n, dtype=np.int64)
@@ -139,7 +139,7 @@ def _unique_cuda(which):
 
 unique_positions = define(
     "unique_positions", _unique_forward("positions"), _unique_infer("positions"), None,
-    traits=("fresh",), reference=_unique_reference("positions"),
+    reference=_unique_reference("positions"),
     cuda=_unique_cuda("positions"), inputs=1, attr_names=("sorted",),
     doc="int64 positions of the first occurrences of a vector's distinct values, in order "
         "of occurrence (of value with sorted=True).")

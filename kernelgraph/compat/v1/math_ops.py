@@ -2,7 +2,9 @@
 ``tf.div`` (TF1's: floor division for integers), ``tf.truncatediv``, ``tf.clip_by_norm``,
 ``tf.clip_by_global_norm``, ``tf.diag``, ``tf.matrix_diag_part``, ``tf.cross``,
 ``tf.tensordot``, ``tf.reverse``, ``tf.strided_slice``, ``tf.gather_nd``,
-``tf.sequence_mask``, ``tf.unsorted_segment_sum``, ``tf.assert_rank``, ``tf.random_crop``.
+``tf.sequence_mask``, ``tf.unsorted_segment_sum``, ``tf.assert_rank``, ``tf.random_crop``;
+and the matrix functions over the cards of kernelgraph/ops/matrix.py (``tf.matrix_inverse``,
+``tf.cholesky`` ...) and tf.unique over ops/selection.py.
 Each follows TF1's formula (so its gradient, taken through the ops, is TF1's too)."""
 
 from __future__ import annotations
@@ -16,12 +18,14 @@ import numpy as np
 from ... import ops
 from ...dtypes import bool_, float64, int32, int64
 from ...graph import Node
-from ...ops import selection
+from ...ops import matrix, selection
 from .spellings import floordiv
 from .tensors import constant, no_op
 
 __all__ = [
-    "assert_rank", "clip_by_global_norm", "clip_by_norm", "cross", "diag", "div", "floor_div",
+    "cholesky", "matrix_determinant", "matrix_inverse", "matrix_solve", "self_adjoint_eig",
+    "self_adjoint_eigvals", "assert_rank", "clip_by_global_norm", "clip_by_norm", "cross",
+    "diag", "div", "floor_div",
     "gather_nd", "global_norm", "matrix_diag_part", "random_crop", "reverse", "reverse_v2",
     "sequence_mask", "strided_slice", "tensordot", "truncatediv", "unique",
     "unsorted_segment_sum",
@@ -110,8 +114,8 @@ def clip_by_global_norm(t_list, clip_norm, use_norm=None, name=None):
     >>> import kernelgraph.compat.v1 as tf
     >>> clipped, norm = tf.clip_by_global_norm([tf.constant([3.0, 4.0]), None], 1.0)
     >>> with tf.Session() as sess:
-    ...     print(sess.run([clipped[0], norm]), clipped[1])
-    [array([0.6, 0.8], dtype=float32), 5.0] None
+    ...     print(sess.run(clipped[0]), sess.run(norm), clipped[1])
+    [0.6 0.8] 5.0 None
     """
     if isinstance(t_list, str | Node) or not isinstance(t_list, Sequence):
         raise TypeError("t_list should be a sequence")
@@ -300,6 +304,46 @@ def assert_rank(x, rank, data=None, summarize=None, message=None, name=None):
         raise ValueError(f"{message + ' ' if message else ''}Tensor {x.name} must have rank "
                          f"{int(rank)}.  Received rank {len(x.shape)}, shape {tuple(x.shape)}")
     return no_op(name=name or "assert_rank")
+
+
+# -- matrix functions (kernelgraph/ops/matrix.py) --------------------------------------------
+def matrix_determinant(input, name=None):  # noqa: A002 - TF's names
+    """TF1's ``tf.matrix_determinant`` of each matrix of [..., n, n]."""
+    return matrix.matrix_determinant(_node(input), name=name or "MatrixDeterminant")
+
+
+def matrix_inverse(input, adjoint=False, name=None):  # noqa: A002
+    """TF1's ``tf.matrix_inverse`` (of the transposes with ``adjoint``)."""
+    x = _node(input)
+    return matrix.matrix_inverse(ops.matrix_transpose(x) if adjoint else x,
+                                 name=name or "MatrixInverse")
+
+
+def matrix_solve(matrix_, rhs, adjoint=False, name=None):
+    """TF1's ``tf.matrix_solve``: X with ``matrix @ X = rhs`` (``matrix^T`` with
+    ``adjoint``)."""
+    a = _node(matrix_)
+    return matrix.matrix_solve(ops.matrix_transpose(a) if adjoint else a, _node(rhs, a.dtype),
+                               name=name or "MatrixSolve")
+
+
+def cholesky(input, name=None):  # noqa: A002
+    """TF1's ``tf.cholesky``: the lower factor L of each matrix (``A = L L^T``; its lower
+    triangle read, as TF's)."""
+    return matrix.cholesky(_node(input), name=name or "Cholesky")
+
+
+def self_adjoint_eig(tensor, name=None):
+    """TF1's ``tf.self_adjoint_eig``: ``(e, v)``, the eigenvalues ascending and the
+    eigenvectors as columns (each signed so its largest entry is positive; TF's signs are
+    its solver's, so a vector may differ from TF's by its sign)."""
+    x = _node(tensor)
+    return matrix.eigh_values(x, name=name), matrix.eigh_vectors(x)
+
+
+def self_adjoint_eigvals(tensor, name=None):
+    """TF1's ``tf.self_adjoint_eigvals``: the eigenvalues, ascending."""
+    return matrix.eigh_values(_node(tensor), name=name)
 
 
 UniqueResult = collections.namedtuple("Unique", ["y", "idx"])

@@ -40,13 +40,14 @@ def _top_k_rows(x, k, out):
 
 def top_k(x, k: int):
     """int64 indices of the k largest values along the last axis, largest first."""
-    n = x.shape[-1]
+    shape = tuple(x.shape)  # (the simulator's shapes take no negative index)
+    n = shape[-1]
     rows = x.size // n if n else 0
     out = core.empty((rows, k), np.int64)
     if rows and k:
         blocks, threads = core.launch(rows)
         launcher.launch(_top_k_rows, blocks, threads, x.reshape(rows, n), k, out)
-    return out.reshape(x.shape[:-1] + (k,))
+    return out.reshape(shape[:-1] + (k,))
 
 
 @cuda.jit

@@ -200,6 +200,9 @@ SAMPLES: dict[str, Sample] = {
     "top_k_indices": S(u(3, 5), k=3),
     "unique_positions": S(np.array([4.0, 1.0, 4.0, 7.0, 1.0])),
     "unique_inverse": S(np.array([4.0, 1.0, 4.0, 7.0, 1.0]), sorted=True),
+    "edit_distance": S(np.array([[0, 0], [0, 1], [1, 0]]), np.array([1, 2, 5]), np.array([2, 2]),
+                       np.array([[0, 0], [1, 0], [1, 1]]), np.array([1, 5, 6]), np.array([2, 2]),
+                       normalize=True),
 }
 
 

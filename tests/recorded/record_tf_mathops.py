@@ -308,6 +308,53 @@ def multinomial_facts(tf):
                 tf.multinomial(logits, 2, output_dtype=tf.int32).dtype.name]
 
 
+# -- sparse tensors --------------------------------------------------------------------------
+@case
+def sparse_to_dense_forms(tf):
+    with tf.Session() as sess:
+        return sess.run([
+            tf.sparse_to_dense([[0, 1], [2, 0]], [3, 4], [5.0, 7.0]),
+            tf.sparse_to_dense([1, 3], [5], 2, default_value=-1),
+            tf.sparse_to_dense(2, [4], 9.5),
+            tf.sparse_to_dense(tf.constant([[1, 1]], dtype=tf.int64), [2, 2], [3.0], 0.5)])
+
+
+@case
+def sparse_placeholder_feed_and_fetch(tf):
+    sp = tf.sparse_placeholder(tf.float32)
+    known = tf.sparse_placeholder(tf.float32, shape=[2, 3])
+    doubled = tf.SparseTensor(sp.indices, sp.values * 2.0, sp.dense_shape)
+    dense = tf.sparse_tensor_to_dense(known)
+    value = tf.SparseTensorValue([[0, 1], [1, 2]], [1.5, -2.0], [2, 3])
+    with tf.Session() as sess:
+        got = sess.run(doubled, {sp: value})
+        return [type(got).__name__, got.indices, got.values, got.dense_shape,
+                sess.run(dense, {known: value}), sp.dtype.name, known.shape.as_list()]
+
+
+@case
+def edit_distance_of_sequences(tf):
+    hyp = tf.SparseTensor([[0, 0, 0], [0, 0, 1], [1, 0, 0], [1, 0, 1], [1, 0, 2]],
+                          [1, 2, 4, 4, 5], [2, 1, 3])
+    truth = tf.SparseTensor([[0, 0, 0], [0, 0, 1], [0, 0, 2], [1, 0, 0]], [1, 3, 2, 4],
+                            [2, 1, 3])
+    fed_h, fed_t = tf.sparse_placeholder(tf.int32), tf.sparse_placeholder(tf.int32)
+    feed = {fed_h: tf.SparseTensorValue([[0, 0], [0, 1], [2, 0]], [7, 8, 9], [3, 2]),
+            fed_t: tf.SparseTensorValue([[0, 0], [1, 0]], [7, 3], [3, 2])}
+    with tf.Session() as sess:
+        return sess.run([tf.edit_distance(hyp, truth), tf.edit_distance(hyp, truth, False),
+                         tf.edit_distance(fed_h, fed_t), tf.edit_distance(fed_h, fed_t, False)],
+                        feed)
+
+
+@case
+def edit_distance_of_strings(tf):
+    hyp = tf.SparseTensor([[0, 0], [0, 1], [0, 2]], ["c", "a", "t"], [1, 3])
+    truth = tf.SparseTensor([[0, 0], [0, 1], [0, 2]], ["c", "u", "t"], [1, 3])
+    with tf.Session() as sess:
+        return sess.run(tf.edit_distance(hyp, truth))
+
+
 def main() -> None:
     record(CASES, Path(__file__).with_name("tf_mathops.json"))
 

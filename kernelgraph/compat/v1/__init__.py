@@ -173,6 +173,8 @@ from .math_ops import *  # noqa: E402, F403 - tf.div, tf.clip_by_global_norm, tf
 from .math_ops import __all__ as _math_ops_all  # noqa: E402
 from .nn_ops import NN_NAMES as _NN_NAMES  # noqa: E402 - tf.nn.nce_loss, tf.nn.top_k ...
 from .nn_ops import multinomial, truncated_normal  # noqa: E402
+from .sparse import *  # noqa: E402, F403 - tf.SparseTensor, tf.sparse_placeholder ...
+from .sparse import __all__ as _sparse_all  # noqa: E402
 
 vars(nn).update(_NN_NAMES)  # noqa: F405 - tf.nn, from .namespaces
 
@@ -197,7 +199,7 @@ __all__ = [
 __all__ += _namespaces_all
 __all__ += ["RunMetadata", "RunOptions"]  # tf.RunOptions, tf.RunMetadata
 __all__ += ["metrics"]
-__all__ += [*_math_ops_all, "multinomial", "truncated_normal"]
+__all__ += [*_math_ops_all, "multinomial", "truncated_normal", *_sparse_all]
 from .summary import summary  # noqa: E402 - tf.summary: summary ops and FileWriter
 
 __all__ += ["summary"]

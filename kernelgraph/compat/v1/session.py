@@ -7,6 +7,7 @@ from __future__ import annotations
 from ...graph import Graph as _KgGraph
 from ...nest import flatten
 from ...static import session as _session
+from .sparse import SparseTensor, has_sparse, sparse_feeds, sparse_fetches
 
 
 def _arguments(target, graph):
@@ -42,6 +43,10 @@ class _FeedsTuples:
     _tf_face = True
 
     def run(self, fetches, feed_dict=None, options=None, run_metadata=None):
+        if has_sparse(fetches):  # a SparseTensor is fetched as a SparseTensorValue
+            fetches = sparse_fetches(fetches)
+        if feed_dict and any(type(k) is SparseTensor for k in feed_dict):
+            feed_dict = sparse_feeds(feed_dict)
         if feed_dict and any(isinstance(k, tuple) for k in feed_dict):
             feed_dict = flatten_dict_items(feed_dict)
         return super().run(fetches, feed_dict, options, run_metadata)

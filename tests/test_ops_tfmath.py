@@ -163,3 +163,23 @@ def test_singular_and_indefinite_matrices_are_refused():
         matrix.cholesky(-np.eye(2))
     with pytest.raises(kg.errors.ShapeError, match="square"):
         matrix.matrix_determinant(np.zeros((2, 3)))
+
+
+def test_tf_linalg_and_tf_random_spell_the_same_functions():
+    a = np.array([[4.0, 1.0], [1.0, 3.0]], np.float32)
+    with tf.Graph().as_default():
+        tf.set_random_seed(0)
+        got = [tf.linalg.det(a), tf.linalg.inv(a), tf.linalg.solve(a, a), tf.linalg.cholesky(a),
+               tf.linalg.eigvalsh(a), tf.linalg.eigh(a)[0], tf.linalg.diag_part(a),
+               tf.linalg.tensordot(a, a, 1), tf.random.truncated_normal([3], seed=1)]
+        with tf.Session() as sess:
+            got = sess.run(got)
+    np.testing.assert_allclose(got[0], np.linalg.det(a), rtol=1e-6)
+    np.testing.assert_allclose(got[1], np.linalg.inv(a), rtol=1e-6)
+    np.testing.assert_allclose(got[2], np.eye(2), atol=1e-6)
+    np.testing.assert_allclose(got[3], np.linalg.cholesky(a), rtol=1e-6)
+    np.testing.assert_allclose(got[4], np.linalg.eigvalsh(a), rtol=1e-6)
+    np.testing.assert_allclose(got[5], got[4])
+    np.testing.assert_array_equal(got[6], [4.0, 3.0])
+    np.testing.assert_allclose(got[7], a @ a, rtol=1e-6)
+    assert got[8].shape == (3,) and (np.abs(got[8]) <= 2.0).all()

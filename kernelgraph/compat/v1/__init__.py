@@ -177,6 +177,11 @@ from .sparse import *  # noqa: E402, F403 - tf.SparseTensor, tf.sparse_placehold
 from .sparse import __all__ as _sparse_all  # noqa: E402
 
 vars(nn).update(_NN_NAMES)  # noqa: F405 - tf.nn, from .namespaces
+vars(random).update(truncated_normal=truncated_normal)
+vars(linalg).update(  # noqa: F405 - tf.linalg, from .tensors
+    det=matrix_determinant, inv=matrix_inverse, solve=matrix_solve, cholesky=cholesky,  # noqa: F405
+    eigh=self_adjoint_eig, eigvalsh=self_adjoint_eigvals, diag_part=matrix_diag_part,  # noqa: F405
+    tensordot=tensordot, cross=cross)  # noqa: F405
 
 metrics = types.SimpleNamespace(**{n: getattr(_metrics, n) for n in _metrics.__all__})
 

@@ -183,3 +183,30 @@ def test_tf_linalg_and_tf_random_spell_the_same_functions():
     np.testing.assert_array_equal(got[6], [4.0, 3.0])
     np.testing.assert_allclose(got[7], a @ a, rtol=1e-6)
     assert got[8].shape == (3,) and (np.abs(got[8]) <= 2.0).all()
+
+
+@pytest.mark.parametrize("loss_name", ["nce_loss", "sampled_softmax_loss"])
+def test_sampled_losses_gradients_by_finite_differences(loss_name):
+    """d loss / d (inputs, weights, biases) of the sampled losses with fixed sampled values
+    (two true classes, accidental hits removed) against central finite differences."""
+    rng = np.random.default_rng(4)
+    x0, w0, b0 = rng.normal(size=(3, 4)), rng.normal(size=(7, 4)), rng.normal(size=7)
+    row_weights = np.array([0.5, -1.0, 2.0])
+    with tf.Graph().as_default():
+        x, w, b = (tf.placeholder(tf.float64, v.shape) for v in (x0, w0, b0))
+        labels = tf.constant([[1, 2], [4, 0], [2, 6]], dtype=tf.int64)
+        sampled = (tf.constant([2, 0, 5, 3], dtype=tf.int64),
+                   tf.constant([[0.3, 0.1], [0.2, 0.5], [0.4, 0.2]]),
+                   tf.constant([0.4, 0.6, 0.1, 0.2]))
+        loss = getattr(tf.nn, loss_name)(w, b, labels, x, num_sampled=4, num_classes=7,
+                                         num_true=2, sampled_values=sampled,
+                                         remove_accidental_hits=True)
+        total = tf.reduce_sum(loss * row_weights)
+        grads = tf.gradients(total, [x, w, b])
+        with tf.Session() as sess:
+            def f(*values):
+                return float(sess.run(total, dict(zip((x, w, b), values))))
+            got = sess.run(grads, {x: x0, w: w0, b: b0})
+            for i, g in enumerate(got):
+                np.testing.assert_allclose(g, finite_difference_grad(f, [x0, w0, b0], i),
+                                           rtol=1e-5, atol=1e-7)

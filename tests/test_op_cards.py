@@ -55,6 +55,7 @@ from tests.test_ops import (
     finite_difference_grad,
     weights,
 )
+from tests.test_ops_tfmath import SAMPLING_OPS, check_sampling_ops
 from tests.test_tensorboard import SUMMARY_OPS, check_summary_ops
 from tests.test_tf_data import check_host_ops
 from tests.test_tf_input import HOST_OPS as INPUT_HOST_OPS
@@ -106,6 +107,9 @@ _INDEX = normalize_index((slice(1, 3), slice(None, None, 2)))
 _IDS = np.array([[0, 2], [3, 0]])
 _POOL = {"kernel_size": 3, "stride": 2, "padding": 1}  # overlapping windows, with padding
 _CONV = {"stride": 2, "padding": 1}
+_SQUARE = u(2, 3, 3) + 2.0 * np.eye(3)  # well away from singular
+_SPD = _SQUARE @ np.swapaxes(_SQUARE, -1, -2) + np.eye(3)
+_SYM = np.array([[[2.0, 0.3, -0.5], [0.3, -1.0, 0.4], [-0.5, 0.4, 0.5]]])  # distinct eigenvalues
 
 SAMPLES: dict[str, Sample] = {
     # elementwise: x (2, 3) against y (3,), so that gradients are summed back to y's shape
@@ -190,6 +194,17 @@ SAMPLES: dict[str, Sample] = {
     "floor_divide": S(3 * u(2, 3), away(3)), "remainder": S(3 * u(2, 3), away(3)),
     "clone": S(u(2, 3)),
     "stop_gradient": S(u(2, 3)),
+    # TF1's matrix functions and selection (ops/matrix.py, ops/selection.py)
+    "matrix_determinant": S(_SQUARE), "matrix_inverse": S(_SQUARE),
+    "matrix_solve": S(_SQUARE, u(2, 3, 2)),
+    "cholesky": S(_SPD),
+    "eigh_values": S(_SYM), "eigh_vectors": S(_SYM),
+    "top_k_indices": S(u(3, 5), k=3),
+    "unique_positions": S(np.array([4.0, 1.0, 4.0, 7.0, 1.0])),
+    "unique_inverse": S(np.array([4.0, 1.0, 4.0, 7.0, 1.0]), sorted=True),
+    "edit_distance": S(np.array([[0, 0], [0, 1], [1, 0]]), np.array([1, 2, 5]), np.array([2, 2]),
+                       np.array([[0, 0], [1, 0], [1, 1]]), np.array([1, 5, 6]), np.array([2, 2]),
+                       normalize=True),
 }
 
 
@@ -451,6 +466,7 @@ BEHAVIOURS = {
     "random_uniform_like": check_host_ops,
     **dict.fromkeys(SUMMARY_OPS, check_summary_ops),
     **dict.fromkeys(INPUT_HOST_OPS, check_input_ops),
+    **dict.fromkeys(SAMPLING_OPS, check_sampling_ops),
 }
 
 

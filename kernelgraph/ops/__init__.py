@@ -2,7 +2,11 @@
 every mode and on every device. ``REFERENCE`` and ``cuda_kernels()`` read one fact of every
 card (its NumPy reference, its CUDA forward) for the tests."""
 
+from . import edit_distance as edit_distance  # its card registers
 from . import elementwise, random
+from . import matrix as matrix  # det, inverse, solve, Cholesky, eigh: their cards register
+from . import sampling as sampling  # truncated_normal, multinomial: their cards register
+from . import selection as selection  # top_k, unique
 from .conv import (
     avg_pool2d,
     avg_pool2d_backward,

@@ -169,6 +169,19 @@ vars(train).update(_TRAIN_NAMES)
 vars(train).update(_SAVER_NAMES)
 # tf.metrics: (value, update_op) pairs over local variables
 from . import metrics as _metrics  # noqa: E402
+from .math_ops import *  # noqa: E402, F403 - tf.div, tf.clip_by_global_norm, tf.tensordot ...
+from .math_ops import __all__ as _math_ops_all  # noqa: E402
+from .nn_ops import NN_NAMES as _NN_NAMES  # noqa: E402 - tf.nn.nce_loss, tf.nn.top_k ...
+from .nn_ops import multinomial, truncated_normal  # noqa: E402
+from .sparse import *  # noqa: E402, F403 - tf.SparseTensor, tf.sparse_placeholder ...
+from .sparse import __all__ as _sparse_all  # noqa: E402
+
+vars(nn).update(_NN_NAMES)  # noqa: F405 - tf.nn, from .namespaces
+vars(random).update(truncated_normal=truncated_normal)
+vars(linalg).update(  # noqa: F405 - tf.linalg, from .tensors
+    det=matrix_determinant, inv=matrix_inverse, solve=matrix_solve, cholesky=cholesky,  # noqa: F405
+    eigh=self_adjoint_eig, eigvalsh=self_adjoint_eigvals, diag_part=matrix_diag_part,  # noqa: F405
+    tensordot=tensordot, cross=cross)  # noqa: F405
 
 metrics = types.SimpleNamespace(**{n: getattr(_metrics, n) for n in _metrics.__all__})
 # TF1's input pipeline: queues, readers, tf.decode_csv, record files, tf.io, tf.python_io
@@ -203,6 +216,7 @@ __all__ += _namespaces_all
 __all__ += ["RunMetadata", "RunOptions"]  # tf.RunOptions, tf.RunMetadata
 __all__ += ["metrics"]
 __all__ += sorted(_inputs.TOP_LEVEL) + ["io"]
+__all__ += [*_math_ops_all, "multinomial", "truncated_normal", *_sparse_all]
 from .summary import summary  # noqa: E402 - tf.summary: summary ops and FileWriter
 
 __all__ += ["summary"]

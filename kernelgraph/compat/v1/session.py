@@ -12,6 +12,7 @@ from ...graph import Node, node_of
 from ...nest import flatten, pack_as
 from ...static import session as _session
 from .face import graph_of, operation_of
+from .sparse import SparseTensor, has_sparse, sparse_feeds, sparse_fetches
 
 
 def _arguments(target, graph):
@@ -53,7 +54,8 @@ class _FeedsTuples:
     """What TF1's ``Session.run`` does around kernelgraph's: state tuples fed leaf by leaf,
     fetches and feed keys by name as TF1 reads names (an op name fetches the Operation,
     answering None; bytes names too), TF1's errors for an empty graph and a tensor fed as a
-    value, errors whose ``e.op`` is TF1's Operation, and ``partial_run``."""
+    value, errors whose ``e.op`` is TF1's Operation, SparseTensors fed and fetched as
+    SparseTensorValues, and ``partial_run``."""
 
     # Like the Sessions below, run reads TF1's tensors itself (the core refuses a fed
     # Operation): marked as already faced, so no boundary converts its arguments first.
@@ -61,6 +63,10 @@ class _FeedsTuples:
     _partial_ids = itertools.count(1)
 
     def run(self, fetches, feed_dict=None, options=None, run_metadata=None):
+        if has_sparse(fetches):  # a SparseTensor is fetched as a SparseTensorValue
+            fetches = sparse_fetches(fetches)
+        if feed_dict and any(type(k) is SparseTensor for k in feed_dict):
+            feed_dict = sparse_feeds(feed_dict)
         if feed_dict and any(isinstance(k, tuple) for k in feed_dict):
             feed_dict = flatten_dict_items(feed_dict)
         if not self.graph.nodes and not self._closed:

@@ -14,7 +14,9 @@ field); :meth:`kernelgraph.ops.registry.Op.kernel` imports the package on first 
 from __future__ import annotations
 
 from . import conv, core, elementwise, fused, indexing, linalg, nn, random, reduce, rnn, shape
+from . import matrix as matrix  # det, inv, solve, cholesky, eigh (ops/matrix.py)
+from . import selection as selection  # top_k and unique (ops/selection.py)
 from .core import SIMULATOR, is_device_array
 
 __all__ = ["SIMULATOR", "conv", "core", "elementwise", "fused", "indexing", "is_device_array",
-           "linalg", "nn", "random", "reduce", "rnn", "shape"]
+           "linalg", "matrix", "nn", "random", "reduce", "rnn", "selection", "shape"]

@@ -33,7 +33,7 @@ from ..ops import torch_tensor_ops as TT
 from . import inplace, versions
 from .creation import empty, tensor
 from .printing import Size
-from .tensors import Tensor, rebase
+from .tensors import Tensor, _wrap, rebase
 
 __all__ = ["nonzero", "range", "set_num_threads", "get_num_threads", "unique"]
 
@@ -86,29 +86,36 @@ def get_device(self) -> int:
 
 
 # -- shape changes in place --------------------------------------------------------------------
-def _reshape_in_place(self, made, what: str) -> Tensor:
-    """``self`` becomes ``made`` (a view of it): its array, and under autograd its node."""
-    recorded = inplace._start(self)
-    self._array = made._array
-    if recorded and made._node is not None:
+def _reshape_in_place(self, make) -> Tensor:
+    """``self`` becomes ``make(self)`` (a view of it): its array, and under autograd its
+    node."""
+    if inplace._start(self):
+        # Recorded: the view is made from a stand-in for self as it was, since self is
+        # about to come from the view's node (as inplace.run does).
+        old = _wrap(self._array)
+        old._node, old.requires_grad = self._node, self.requires_grad
+        made = make(old)
+        self._array = made._array
         rebase(self, made._node, True, made._node.seq)
+    else:
+        self._array = make(self)._array
     versions.stamp(self._array, next(inplace._sequence))
     return self
 
 
 def squeeze_(self, dim=None) -> Tensor:
     """``squeeze`` in place: ``self`` without its dims of size 1 (or ``dim``'s)."""
-    return _reshape_in_place(self, SF.squeeze(self, dim), "squeeze_")
+    return _reshape_in_place(self, lambda t: SF.squeeze(t, dim))
 
 
 def unsqueeze_(self, dim: int) -> Tensor:
     """``unsqueeze`` in place: a dim of size 1 inserted at ``dim``."""
-    return _reshape_in_place(self, SF.unsqueeze(self, dim), "unsqueeze_")
+    return _reshape_in_place(self, lambda t: SF.unsqueeze(t, dim))
 
 
 def transpose_(self, dim0: int, dim1: int) -> Tensor:
     """``transpose`` in place: dims ``dim0`` and ``dim1`` swapped (a view: strides swap)."""
-    return _reshape_in_place(self, SF.transpose(self, dim0, dim1), "transpose_")
+    return _reshape_in_place(self, lambda t: SF.transpose(t, dim0, dim1))
 
 
 def _sizes(sizes) -> tuple:

@@ -20,6 +20,12 @@ ndarray = np.ndarray
 SCATTER_MODES = {None: 0, "add": 1, "multiply": 2}  # how a scatter combines with the target
 
 
+class IndexOutOfBounds(RuntimeError):
+    """An index value outside its dim (PyTorch's RuntimeError and words)."""
+
+    checked = True  # shown as it is by the op's error handling
+
+
 def strides_of(shape) -> ndarray:
     """Element strides of a C-contiguous array of ``shape``."""
     out = np.ones(len(shape), np.int64)
@@ -70,7 +76,7 @@ def check_index(index: ndarray, size: int, axis: int) -> ndarray:
     if flat.size:
         bad = (flat < 0) | (flat >= size)
         if bad.any():
-            raise RuntimeError(f"index {int(flat[np.argmax(bad)])} is out of bounds for "
+            raise IndexOutOfBounds(f"index {int(flat[np.argmax(bad)])} is out of bounds for "
                                f"dimension {axis} with size {size}")
     return flat
 

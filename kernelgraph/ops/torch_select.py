@@ -29,6 +29,13 @@ from .registry import define
 __all__: list[str] = []  # the cards only; the PyTorch functions are in torch_tensor_ops
 
 
+class SelectError(RuntimeError):
+    """An argument PyTorch refuses with a RuntimeError (a reduce it does not know, k out of
+    range, src of another dtype), in its words."""
+
+    checked = True
+
+
 def _check_int(dt, what):
     if D.as_dtype(dt) not in D.INTS:
         raise TypeError(f"{what}(): Expected dtype int64 for index, got {D.as_dtype(dt).name}")
@@ -161,7 +168,7 @@ scatter_add_dim = define(
 # -- scatter ----------------------------------------------------------------------------------
 def _reduce_arg(reduce):
     if reduce not in K.SCATTER_MODES:
-        raise RuntimeError("reduce argument must be either add or multiply.")
+        raise SelectError("reduce argument must be either add or multiply.")
     return K.SCATTER_MODES[reduce]
 
 
@@ -170,7 +177,7 @@ def _scatter_infer(shapes_, dtypes, attrs):
     _reduce_arg(attrs.get("reduce"))
     sx, si = shapes_[0], shapes_[1]
     if len(shapes_) == 3 and D.as_dtype(dtypes[2]) != D.as_dtype(dtypes[0]):
-        raise TypeError("scatter(): Expected self.dtype to be equal to src.dtype")
+        raise SelectError("scatter(): Expected self.dtype to be equal to src.dtype")
     if sx is not None and si is not None:
         ax = checked_axis(attrs.get("axis", 0), max(len(sx), 1), "scatter")
         _fits(si, sx, ax, "scatter")
@@ -269,7 +276,7 @@ def _topk_infer(shapes_, dtypes, attrs):
     ax = checked_axis(attrs.get("axis", -1), max(len(sx), 1), "topk")
     n = sx[ax] if sx else 1
     if n is not None and not 0 <= k <= n:
-        raise RuntimeError("selected index k out of range")
+        raise SelectError("selected index k out of range")
     return (tuple(sx[:ax]) + (k,) + tuple(sx[ax + 1:]) if sx else ()), D.int64
 
 

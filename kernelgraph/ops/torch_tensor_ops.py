@@ -42,11 +42,10 @@ from .torch_select import (
     topk_indices,
     topk_values,
 )
-from .transfer import to_device
 
 __all__ = ["arccos", "arcsin", "arctan", "diag", "dist", "fmod", "gather", "masked_select",
-           "median", "meshgrid", "ravel", "scatter", "select", "topk", "trace",
-           "tril", "triu"]
+           "median", "meshgrid", "ravel", "scatter", "select", "topk", "tril", "triu"]
+# (``trace`` is the method ``x.trace()`` only: ``kg.trace`` is kernelgraph's event bus.)
 
 
 def _is_int(v) -> bool:
@@ -61,11 +60,12 @@ def _shape(x, what: str) -> tuple:
 
 
 def _const(values: np.ndarray, like):
-    """``values`` as a constant next to ``like``: on its device (CUDA ops take CUDA inputs)."""
+    """``values`` as a constant next to ``like``: a NumPy array (a graph constant, or beside
+    a CPU tensor), or an eager tensor on like's device (CUDA ops take CUDA inputs)."""
     device = getattr(like, "device", None)
     if device is not None and getattr(device, "type", "cpu") != "cpu" and \
-            not getattr(like, "symbolic", False):
-        return to_device(values, device=device)
+            hasattr(like, "new_tensor"):
+        return like.new_tensor(values, dtype=values.dtype)
     return values
 
 
@@ -214,7 +214,7 @@ def trace(input):  # noqa: A002
     """``torch.trace``: the sum of a matrix's main diagonal.
 
     >>> import kernelgraph as kg
-    >>> kg.trace(kg.tensor([[1.0, 2.0], [3.0, 4.0]])).item()
+    >>> kg.tensor([[1.0, 2.0], [3.0, 4.0]]).trace().item()
     5.0
     """
     s = _shape(input, "trace")

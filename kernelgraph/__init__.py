@@ -108,6 +108,7 @@ from .ops.casting import *  # noqa: E402, F403 - can_cast (the out= casting rule
 from .ops.closeness import *  # noqa: E402, F403 - allclose isclose
 from .ops.linalg import *  # noqa: E402, F403 - mm bmm dot outer addmm
 from .ops.shape_functions import *  # noqa: E402, F403 - cat chunk split squeeze unsqueeze ...
+from .ops.torch_bitwise import *  # noqa: E402, F403 - bitwise_and bitwise_or bitwise_xor
 from .ops.torch_random import (  # noqa: E402 - PyTorch's CPU generator and its seeding
     Generator,
     default_generator,
@@ -176,6 +177,7 @@ __all__ += [*_TORCH_NAMES, *eager.creation.__all__, *eager.legacy.__all__,
             *eager.printing.__all__, *eager.random_creation.__all__, *ops.casting.__all__,
             *ops.closeness.__all__,
             *ops.linalg.__all__, *ops.shape_functions.__all__, *ops.torch_reduce.__all__]
-__all__ += [*ops.torch_tensor_ops.__all__, *eager.tensor_extras.__all__]
+__all__ += [*ops.torch_tensor_ops.__all__, *eager.tensor_extras.__all__,
+            *ops.torch_bitwise.__all__]
 __all__ += ["RunMetadata", "RunOptions"]
 __all__ = sorted(set(__all__))

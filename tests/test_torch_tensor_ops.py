@@ -62,6 +62,8 @@ CASES = {
     "median": (lambda x: x.median(), [MED], ("median", "all")),
     "median_dim": (lambda x: x.median(0).values, [MED], ("median", "dim_grad")),
     "select": (lambda x: x.select(1, 2), [X], ("select",)),
+    "cumprod1": (lambda x: kg.cumprod(x, 1), [X], ("cumprod", "dim1")),
+    "cumprod0": (lambda x: x.cumprod(0), [X], ("cumprod", "dim0")),
 }
 # Engine cards print PyTorch's grad_fn; the compositions print their last op's.
 CARDS = {"gather_dim1", "gather_dim0", "scatter_src", "scatter_value", "topk", "median",
@@ -116,7 +118,7 @@ def test_gradients_match_finite_differences(rec, name):
                                    rtol=1e-6, atol=1e-6)
 
 
-STATIC = ["gather_dim1", "gather_dim0", "scatter_src", "scatter_value", "topk", "tril",
+STATIC = ["cumprod1", "gather_dim1", "gather_dim0", "scatter_src", "scatter_value", "topk", "tril",
           "triu1", "trace", "diag_vec", "diag_mat", "dist2", "median", "median_dim", "select",
           "arccos"]
 
@@ -347,6 +349,33 @@ def test_range_fmod_meshgrid_addc_match_pytorch(rec):
     assert x.clone().addcmul_(w, x, value=0.5).tolist() == rec["addc"]["addcmul_"]
     np.testing.assert_allclose(x.clone().addcdiv_(x, w, value=-2).tolist(),
                                rec["addc"]["addcdiv_"], rtol=1e-15)
+
+
+def test_bitwise_bincount_histc_match_pytorch(rec):
+    b = rec["bitwise_and"]
+    assert kg.bitwise_and(kg.tensor([12, 10, -1]), kg.tensor([10, 6, 5])).tolist() == b["i"]
+    assert kg.tensor([True, False, True]).bitwise_and(kg.tensor([True, True, False])).tolist() \
+        == b["b"]
+    with pytest.raises(NotImplementedError, match="not implemented for 'Float'"):
+        kg.bitwise_and(kg.tensor([1.0]), kg.tensor([2.0]))
+    c = rec["bincount"]
+    assert kg.bincount(kg.tensor([1, 1, 3, 0, 1])).tolist() == c["plain"]
+    assert kg.bincount(kg.tensor([1, 2]), minlength=5).tolist() == c["minlength"]
+    assert kg.bincount(kg.tensor([0, 2, 2]),
+                       weights=kg.tensor([0.5, 1.0, 2.0], dtype=kg.float64)).tolist() == \
+        c["weights"]
+    h = rec["histc"]
+    assert kg.histc(kg.tensor([1.0, 2.0, 1.0, 4.0]), bins=4).tolist() == h["plain"]
+    assert kg.histc(kg.tensor([0.0, 0.5, 1.0, 2.5, 3.0]), bins=3, min=0, max=3).tolist() == \
+        h["range"]
+
+
+def test_multinomial_method_is_the_function():
+    p = kg.tensor([0.1, 0.0, 0.9])
+    kg.manual_seed(3)
+    a = p.multinomial(4, replacement=True).tolist()
+    kg.manual_seed(3)
+    assert kg.multinomial(p, 4, replacement=True).tolist() == a and 1 not in a
 
 
 @pytest.mark.parametrize("key,dtype,args", [

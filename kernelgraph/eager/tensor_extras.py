@@ -30,12 +30,13 @@ from .. import dtypes as D
 from ..ops import shape_functions as SF
 from ..ops import torch_random as R
 from ..ops import torch_tensor_ops as TT
-from . import inplace, versions
+from . import inplace, random_creation, versions
 from .creation import empty, tensor
 from .printing import Size
 from .tensors import Tensor, _wrap, rebase
 
-__all__ = ["nonzero", "range", "set_num_threads", "get_num_threads", "unique"]
+__all__ = ["bincount", "histc", "nonzero", "range", "set_num_threads", "get_num_threads",
+           "unique"]
 
 
 # -- memory layout ---------------------------------------------------------------------------
@@ -285,6 +286,56 @@ def nonzero(input, *, as_tuple: bool = False):  # noqa: A002
     return tensor(where, device=input.device)
 
 
+def bincount(input, weights=None, minlength: int = 0):  # noqa: A002
+    """``torch.bincount``: how often each value 0, 1, ... occurs in a 1-D tensor of
+    non-negative integers (int64), or the sums of ``weights`` per value (their dtype); at
+    least ``minlength`` bins. Eager tensors only; no gradient.
+
+    >>> import kernelgraph as kg
+    >>> kg.bincount(kg.tensor([1, 1, 3])).tolist()
+    [0, 2, 0, 1]
+    """
+    a = _values(input, "bincount")
+    if a.ndim != 1 or a.dtype.kind not in "iu":
+        raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
+    if a.size and a.min() < 0:
+        raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
+    if weights is None:
+        return tensor(np.bincount(a, minlength=minlength).astype(np.int64),
+                      device=input.device)
+    w = _values(weights, "bincount")
+    out = np.bincount(a, weights=w, minlength=minlength).astype(w.dtype)
+    return tensor(out, device=input.device)
+
+
+def histc(input, bins: int = 100, min=0, max=0):  # noqa: A002
+    """``torch.histc``: counts of the elements in ``bins`` equal bins between ``min`` and
+    ``max`` (both 0: the data's own min and max), elements outside left out; the input's
+    float dtype. Eager tensors only; no gradient.
+
+    >>> import kernelgraph as kg
+    >>> kg.histc(kg.tensor([1.0, 2.0, 1.0, 4.0]), bins=4).tolist()
+    [2.0, 1.0, 0.0, 1.0]
+    """
+    a = _values(input, "histc")
+    if a.dtype.kind != "f":
+        raise RuntimeError(f"\"histogram_cpu\" not implemented for '{a.dtype.name}'")
+    lo, hi = float(min), float(max)
+    if lo == hi and a.size:
+        lo, hi = float(a.min()), float(a.max())
+    if lo == hi:
+        lo, hi = lo - 1, hi + 1
+    if lo > hi:
+        raise RuntimeError("torch.histc: max must be larger than min")
+    counts, _ = np.histogram(a, bins=int(bins), range=(lo, hi))
+    return tensor(counts.astype(a.dtype), device=input.device)
+
+
+def _multinomial(self, num_samples: int, replacement: bool = False, *, generator=None):
+    """``x.multinomial(n)``: :func:`kernelgraph.multinomial` of ``x``."""
+    return random_creation.multinomial(self, num_samples, replacement, generator=generator)
+
+
 def range(start=0, end=None, step=1, *, dtype=None, device=None,  # noqa: A001
           requires_grad: bool = False) -> Tensor:
     """``torch.range`` (deprecated in PyTorch, and it warns so): ``start`` to ``end``
@@ -329,4 +380,5 @@ METHODS = {"stride": stride, "data_ptr": data_ptr, "storage_offset": storage_off
            "get_device": get_device, "squeeze_": squeeze_, "unsqueeze_": unsqueeze_,
            "transpose_": transpose_, "resize_": resize_, "resize": resize, "new": new,
            "scatter_": scatter_, "addcmul_": addcmul_, "addcdiv_": addcdiv_,
-           "random_": random_, "unique": unique, "nonzero": nonzero}
+           "random_": random_, "unique": unique, "nonzero": nonzero,
+           "multinomial": _multinomial}

@@ -25,13 +25,13 @@ import warnings
 import numpy as np
 
 from ..errors import ShapeError
-from .elementwise import acos, asin, atan, less, not_equal, remainder, sub, where
+from .elementwise import acos, asin, atan, cast, less, mul, not_equal, remainder, sub, where
 from .indexing import gather as _tf_gather
 from .indexing import getitem, normalize_index
 from .methods import METHODS, _function_method
 from .reduce import sum as _sum
 from .shape import broadcast_to, reshape
-from .shape_functions import dims_of, wrap_dim
+from .shape_functions import dims_of, stack, wrap_dim
 from .torch_reduce import norm, return_types
 from .torch_select import (
     gather_dim,
@@ -43,8 +43,9 @@ from .torch_select import (
     topk_values,
 )
 
-__all__ = ["arccos", "arcsin", "arctan", "diag", "dist", "fmod", "gather", "masked_select",
-           "median", "meshgrid", "ravel", "scatter", "select", "topk", "tril", "triu"]
+__all__ = ["arccos", "arcsin", "arctan", "cumprod", "diag", "dist", "fmod", "gather",
+           "masked_select", "median", "meshgrid", "ravel", "scatter", "select", "topk", "tril",
+           "triu"]
 # (``trace`` is the method ``x.trace()`` only: ``kg.trace`` is kernelgraph's event bus.)
 
 
@@ -308,8 +309,34 @@ def meshgrid(*tensors, indexing: str | None = None):
     return tuple(grids)
 
 
+def cumprod(input, dim: int, *, dtype=None):  # noqa: A002
+    """``torch.cumprod``: running products along ``dim`` (integers and bools give int64, as
+    in PyTorch). Written as one product per step, so its gradient is exact where an element
+    is 0 too (the eager graph shows the steps and ``StackBackward0``, not
+    ``CumprodBackward0``); the dim's size must be known.
+
+    >>> import kernelgraph as kg
+    >>> kg.cumprod(kg.tensor([1.0, 2.0, 3.0]), 0).tolist()
+    [1.0, 2.0, 6.0]
+    """
+    s = _shape(input, "cumprod")
+    if dtype is not None:
+        input = cast(input, dtype=dtype)
+    elif np.dtype(input.dtype.name).kind in "biu" and input.dtype.name != "int64":
+        input = cast(input, dtype="int64")
+    if not s:
+        return input
+    d = wrap_dim(dim, len(s), "cumprod")
+    if s[d] == 0:
+        return input
+    steps = [select(input, d, 0)]
+    for k in range(1, s[d]):
+        steps.append(mul(steps[-1], select(input, d, k)))
+    return stack(steps, d)
+
 arccos, arcsin, arctan = acos, asin, atan  # PyTorch's NumPy-style aliases
 
 for _name in ("gather", "scatter", "topk", "median", "tril", "triu", "diag", "trace", "dist",
-              "masked_select", "select", "ravel", "fmod", "arccos", "arcsin", "arctan"):
+              "masked_select", "select", "ravel", "fmod", "arccos", "arcsin", "arctan",
+              "cumprod"):
     METHODS.setdefault(_name, _function_method(globals()[_name]))

@@ -196,6 +196,7 @@ SAMPLES: dict[str, Sample] = {
                      diff=(0, 2)),
     "scatter_value": S(u(3, 4), np.array([[3], [0], [1]]), axis=1, value=0.5),
     "topk_indices": S(u(3, 5), k=2, axis=1, largest=True),
+    "tril": S(u(2, 3, 4), diagonal=1), "triu": S(u(3, 4), diagonal=-1),
     "bitwise_and": S(np.array([[12, 10, -1], [7, 0, 5]]), np.array([10, 6, 5])),
     "bitwise_or": S(np.array([[12, 10, -1], [7, 0, 5]]), np.array([10, 6, 5])),
     "bitwise_xor": S(np.array([[True, False, True]]), np.array([True, True, False])),

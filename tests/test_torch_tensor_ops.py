@@ -66,8 +66,8 @@ CASES = {
     "cumprod0": (lambda x: x.cumprod(0), [X], ("cumprod", "dim0")),
 }
 # Engine cards print PyTorch's grad_fn; the compositions print their last op's.
-CARDS = {"gather_dim1", "gather_dim0", "scatter_src", "scatter_value", "topk", "median",
-         "median_dim", "arccos", "arcsin", "arctan", "select"}
+CARDS = {"tril", "triu1", "gather_dim1", "gather_dim0", "scatter_src", "scatter_value", "topk",
+         "median", "median_dim", "arccos", "arcsin", "arctan", "select"}
 
 
 def _name(dtype) -> str:

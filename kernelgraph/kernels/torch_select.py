@@ -192,3 +192,33 @@ def reference_topk(x, k, axis=-1, largest=True, sorted=True):  # noqa: A002 - to
     x = np.asarray(x)
     order = np.argsort(-x if largest else x, axis=axis, kind="stable")
     return np.take(order, np.arange(k), axis=axis).astype(np.int64)
+
+
+# -- triangles ---------------------------------------------------------------------------------
+@njit(cache=True)
+def _triangle(x3, diagonal, upper, out3):
+    for b in range(x3.shape[0]):
+        for r in range(x3.shape[1]):
+            for c in range(x3.shape[2]):
+                keep = c - r >= diagonal if upper else c - r <= diagonal
+                out3[b, r, c] = x3[b, r, c] if keep else 0
+
+
+def triangle(x: ndarray, diagonal: int, upper: bool) -> ndarray:
+    """``torch.triu`` (``upper``) or ``torch.tril`` of the last two dims of ``x`` (rank >= 2,
+    checked): the elements on and above (below) the ``diagonal``-th diagonal, zeros
+    elsewhere."""
+    out = np.empty(x.shape, x.dtype)
+    if out.size:
+        rows, cols = x.shape[-2:]
+        _triangle(np.ascontiguousarray(x).reshape(-1, rows, cols), int(diagonal), bool(upper),
+                  out.reshape(-1, rows, cols))
+    return out
+
+
+def reference_tril(x, diagonal=0):
+    return np.tril(np.asarray(x), diagonal)
+
+
+def reference_triu(x, diagonal=0):
+    return np.triu(np.asarray(x), diagonal)

@@ -300,3 +300,39 @@ topk_indices = define(
     doc="int64 indices of the k largest (or smallest) elements along ``axis``, best first; "
         "ties keep the lower index first, NaN counts as the largest.")
 
+
+
+# -- triangles ---------------------------------------------------------------------------------
+def _triangle_infer(what):
+    def infer(shapes_, dtypes, attrs):
+        s = shapes_[0]
+        if s is not None and len(s) < 2:
+            raise SelectError(f"{what}: input tensor must have at least 2 dimensions")
+        return (None if s is None else tuple(s)), dtypes[0]
+    return infer
+
+
+def _triangle_forward(what, upper, kernel_of):
+    infer = _triangle_infer(what)
+
+    def forward(x, diagonal=0):
+        infer([x.shape], [x.dtype], {})
+        return kernel_of()(x, diagonal, upper)
+    return forward
+
+
+def _triangle_card(name, upper, reference):
+    def grad(g, out, needs, attrs, x):
+        return (card(g, diagonal=attrs.get("diagonal", 0)),)
+    card = define(name, _triangle_forward(name, upper, lambda: K.triangle),
+                  _triangle_infer(name), grad, traits=("fresh",), reference=reference,
+                  cuda=lambda k: _triangle_forward(name, upper,
+                                                   lambda: k.torch_select.triangle),
+                  attr_names=("diagonal",), inputs=1, saves=(),
+                  doc=f"torch.{name}: the {'upper' if upper else 'lower'} triangle of the last "
+                      "two dims (from the ``diagonal``-th diagonal on), zeros elsewhere.")
+    return card
+
+
+tril = _triangle_card("tril", False, K.reference_tril)
+triu = _triangle_card("triu", True, K.reference_triu)

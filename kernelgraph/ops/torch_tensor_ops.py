@@ -42,6 +42,8 @@ from .torch_select import (
     topk_indices,
     topk_values,
 )
+from .torch_select import tril as _tril
+from .torch_select import triu as _triu
 
 __all__ = ["arccos", "arcsin", "arctan", "cumprod", "diag", "dist", "fmod", "gather",
            "masked_select", "median", "meshgrid", "ravel", "scatter", "select", "topk", "tril",
@@ -158,15 +160,6 @@ def median(input, dim=None, keepdim: bool = False):  # noqa: A002
                                indices)
 
 
-def _triangle(x, diagonal: int, lower: bool, what: str):
-    s = _shape(x, what)
-    if len(s) < 2:
-        raise RuntimeError(f"{what}: input tensor must have at least 2 dimensions")
-    rows, cols = s[-2], s[-1]
-    mask = (np.tril if lower else np.triu)(np.ones((rows, cols), bool), int(diagonal))
-    return where(_const(mask, x), x, _const(np.zeros((), np.dtype(x.dtype.name)), x))
-
-
 def tril(input, diagonal: int = 0):  # noqa: A002
     """``torch.tril``: the lower triangle of the last two dims (on and below the
     ``diagonal``-th diagonal), zeros elsewhere.
@@ -175,13 +168,13 @@ def tril(input, diagonal: int = 0):  # noqa: A002
     >>> kg.tril(kg.ones(2, 3)).tolist()
     [[1.0, 0.0, 0.0], [1.0, 1.0, 0.0]]
     """
-    return _triangle(input, diagonal, True, "tril")
+    return _tril(input, diagonal=int(diagonal))
 
 
 def triu(input, diagonal: int = 0):  # noqa: A002
     """``torch.triu``: the upper triangle of the last two dims (on and above the
     ``diagonal``-th diagonal), zeros elsewhere."""
-    return _triangle(input, diagonal, False, "triu")
+    return _triu(input, diagonal=int(diagonal))
 
 
 def _diagonal_positions(rows: int, cols: int, diagonal: int) -> np.ndarray:

@@ -133,3 +133,24 @@ def topk_indices(x, k: int, axis: int, largest: bool):
         launcher.launch(_topk, blocks, threads, core.flat(x), n, inner, k, bool(largest),
                         core.flat(out))
     return out
+
+
+@cuda.jit
+def _triangle(x, rows, cols, diagonal, upper, out):
+    start, step = cuda.grid(1), cuda.gridsize(1)
+    for i in range(start, x.size, step):
+        c = i % cols
+        r = (i // cols) % rows
+        keep = c - r >= diagonal if upper else c - r <= diagonal
+        out[i] = x[i] if keep else 0
+
+
+def triangle(x, diagonal: int, upper: bool):
+    """CUDA ``triu`` (``upper``) / ``tril`` of the last two dims (rank >= 2, checked)."""
+    out = core.empty(x.shape, x.dtype)
+    if out.size:
+        rows, cols = tuple(x.shape)[-2:]  # (the simulator's shapes take no negative index)
+        blocks, threads = core.launch(out.size)
+        launcher.launch(_triangle, blocks, threads, core.flat(x), rows, cols, int(diagonal),
+                        bool(upper), core.flat(out))
+    return out

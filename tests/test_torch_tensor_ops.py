@@ -178,6 +178,19 @@ def test_scatter_matches_pytorch(rec):
     assert str(e.value) == r["out_of_range"]["message"]
 
 
+@pytest.mark.parametrize("case,call", [
+    ("gather_rank", lambda z: z.gather(1, kg.tensor([0, 1]))),
+    ("gather_size", lambda z: z.gather(0, kg.tensor([[0, 1, 2, 0, 1]]))),
+    ("scatter_rank", lambda z: z.scatter(1, kg.tensor([0, 1]), 1.0)),
+    ("scatter_size", lambda z: z.scatter(0, kg.tensor([[0, 1, 2, 0, 1]]), 1.0)),
+    ("scatter_src", lambda z: z.scatter(0, kg.tensor([[0, 1, 2]]), kg.zeros(1, 2)))])
+def test_an_index_that_does_not_fit_is_refused_in_pytorchs_words(rec, case, call):
+    want = rec["shape_errors"][case]
+    with pytest.raises(RuntimeError) as e:
+        call(kg.zeros(3, 4))
+    assert str(e.value) == want["message"] and want["type"] == "RuntimeError"
+
+
 def test_scatter_in_place_is_recorded_for_autograd():
     x = kg.tensor(X, dtype=kg.float64, requires_grad=True)
     y = x * 1.0

@@ -62,7 +62,7 @@ def stride(self, dim=None):
     ((3, 1), 3)
     """
     a = self._array
-    steps = tuple(s // a.itemsize for s in a.strides)
+    steps = tuple(s // a.dtype.itemsize for s in a.strides)
     if dim is None:
         return steps
     return steps[SF.wrap_dim(dim, max(a.ndim, 1), "stride")] if a.ndim else 1
@@ -78,7 +78,7 @@ def storage_offset(self) -> int:
     a = self._array
     if not isinstance(a, np.ndarray):
         return 0
-    return (_address(a) - _address(_root(a))) // a.itemsize
+    return (_address(a) - _address(_root(a))) // a.dtype.itemsize
 
 
 def get_device(self) -> int:

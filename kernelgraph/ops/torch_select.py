@@ -41,16 +41,42 @@ def _check_int(dt, what):
         raise TypeError(f"{what}(): Expected dtype int64 for index, got {D.as_dtype(dt).name}")
 
 
-def _fits(si, sx, axis, what, other="self"):
-    """PyTorch's rule: the index has x's rank and is no larger apart from ``axis``."""
+class SelectShapeError(ShapeError, RuntimeError):
+    """An index that does not fit the tensor: PyTorch's RuntimeError, and a ShapeError."""
+
+    checked = True
+
+
+def _same_rank(si, sx, who):
     if len(si) != len(sx) and (len(si) or len(sx) > 1) and (len(sx) or len(si) > 1):
-        raise ShapeError(f"{what}(): Index tensor must have the same number of dimensions as "
-                         f"{other} tensor")
+        raise SelectShapeError(f"Index tensor must have the same number of dimensions as {who} "
+                               "tensor")
+
+
+def _larger(a, b) -> bool:
+    return a is not None and b is not None and a > b
+
+
+def _gather_fits(si, sx, axis):
+    """PyTorch's rule: the index has x's rank and is no larger apart from ``axis``."""
+    _same_rank(si, sx, "input")
     for d, (i, n) in enumerate(zip(si, sx)):
-        if d != axis and i is not None and n is not None and i > n:
-            raise ShapeError(f"{what}(): Size does not match at dimension {d} expected index "
-                             f"{list(si)} to be smaller than {other} {list(sx)} apart from "
-                             f"dimension {axis}")
+        if d != axis and _larger(i, n):
+            raise SelectShapeError(f"Size does not match at dimension {d} expected index "
+                                   f"{list(si)} to be no larger than self {list(sx)} apart "
+                                   f"from dimension {axis}")
+
+
+def _scatter_fits(si, sx, axis, ss=None):
+    """PyTorch's rule: the index has x's rank, is no larger than x apart from ``axis`` and no
+    larger than ``src`` (shape ``ss``) anywhere."""
+    _same_rank(si, sx, "self")
+    bad = any(d != axis and _larger(i, n) for d, (i, n) in enumerate(zip(si, sx)))
+    bad_src = ss is not None and any(_larger(i, n) for i, n in zip(si, ss))
+    if bad or bad_src:
+        also = f" and to be no larger size than src {list(ss)}" if ss is not None else ""
+        raise SelectShapeError(f"Expected index {list(si)} to be no larger than self "
+                               f"{list(sx)} apart from dimension {axis}{also}")
 
 
 def _index_shape(sx, axis, keepdims):
@@ -68,7 +94,7 @@ def _take_infer(what):
             return (None if si is None else tuple(si)), dtypes[0]
         ax = checked_axis(axis, max(len(sx), 1), what)
         if keepdims is None:
-            _fits(si, sx, ax, what)
+            _gather_fits(tuple(si), tuple(sx), ax)
         else:
             want = _index_shape(tuple(sx), ax, keepdims)
             if len(si) != len(want) or any(a is not None and b is not None and a != b
@@ -180,10 +206,8 @@ def _scatter_infer(shapes_, dtypes, attrs):
         raise SelectError("scatter(): Expected self.dtype to be equal to src.dtype")
     if sx is not None and si is not None:
         ax = checked_axis(attrs.get("axis", 0), max(len(sx), 1), "scatter")
-        _fits(si, sx, ax, "scatter")
-        if len(shapes_) == 3 and shapes_[2] is not None:
-            _fits(si, tuple(n if d != ax else (si[d] if n is None else max(n, si[d] or 0))
-                            for d, n in enumerate(shapes_[2])), -1, "scatter", "src")
+        ss = tuple(shapes_[2]) if len(shapes_) == 3 and shapes_[2] is not None else None
+        _scatter_fits(tuple(si), tuple(sx), ax, ss)
     return (None if sx is None else tuple(sx)), dtypes[0]
 
 

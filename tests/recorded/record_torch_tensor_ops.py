@@ -191,6 +191,14 @@ def main() -> None:
         torch.manual_seed(0)
         rnd[key] = torch.zeros(5, dtype=dtype).random_(*args).tolist()
     r["random_"] = rnd
+    z = torch.zeros(3, 4)
+    r["shape_errors"] = {
+        "gather_rank": error(lambda: z.gather(1, torch.tensor([0, 1]))),
+        "gather_size": error(lambda: z.gather(0, torch.tensor([[0, 1, 2, 0, 1]]))),
+        "scatter_rank": error(lambda: z.scatter(1, torch.tensor([0, 1]), 1.0)),
+        "scatter_size": error(lambda: z.scatter(0, torch.tensor([[0, 1, 2, 0, 1]]), 1.0)),
+        "scatter_src": error(lambda: z.scatter(0, torch.tensor([[0, 1, 2]]), torch.zeros(1, 2))),
+    }
     r["grad_fn"] = {"select": type(t(X, True).select(0, 1).grad_fn).__name__}
     path = Path(__file__).with_name("torch_tensor_ops.json")
     path.write_text(json.dumps(r, indent=1) + "\n")

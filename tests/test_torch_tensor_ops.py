@@ -249,6 +249,22 @@ def test_views_strides_and_pointers_match_pytorch(rec):
     assert (a.ravel().data_ptr() == a.data_ptr()) == r["ravel_shares"]
 
 
+def test_storage_is_the_shared_memory_as_pytorch_shows_it(rec):
+    r = rec["storage"]
+    st = kg.arange(4.0).reshape(2, 2)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        storage = st.t().storage()
+    assert [str(w.message) for w in caught] == r["warning"]
+    assert repr(storage) == r["repr"] and len(storage) == r["len"]
+    assert storage.tolist() == r["list"] and storage[1] == r["item"]
+    assert storage.element_size() == r["element_size"]
+    assert (storage.data_ptr() == st.data_ptr()) == r["same_ptr"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert (st[1].storage().data_ptr() == st.data_ptr()) == r["row_same_ptr"]
+
+
 def test_shape_changes_in_place_match_pytorch(rec):
     r = rec["inplace_shape"]
     b = kg.zeros(2, 3)

@@ -1,5 +1,5 @@
 """PyTorch tensor methods that only an eager tensor has: its memory layout (``stride()``,
-``storage_offset()``, ``data_ptr()``, ``get_device()``), shape changes in place
+``storage_offset()``, ``data_ptr()``, ``get_device()``, ``storage()``), shape changes in place
 (``squeeze_``, ``unsqueeze_``, ``transpose_``, ``resize_``, the deprecated ``resize``), the
 legacy constructor ``x.new(...)``, in-place writes (``scatter_``, ``random_``, ``addcmul_``,
 ``addcdiv_``) and the functions whose result's shape depends on the values (``unique``,
@@ -84,6 +84,59 @@ def storage_offset(self) -> int:
 def get_device(self) -> int:
     """The CUDA device's index, or -1 on the CPU (PyTorch's ``get_device``)."""
     return -1 if self.device.type == "cpu" else int(self.device.index or 0)
+
+
+_STORAGE_WARNING = (
+    "TypedStorage is deprecated. It will be removed in the future and UntypedStorage will be "
+    "the only storage class. This should only matter to you if you are using storages "
+    "directly.  To access UntypedStorage directly, use tensor.untyped_storage() instead of "
+    "tensor.storage()")
+
+
+class TypedStorage:
+    """What ``x.storage()`` returns: the one-dimensional memory that a tensor and its views
+    share (``torch.storage.TypedStorage``): its length, elements, ``data_ptr()`` and
+    ``element_size()``; it reads the memory, it holds no copy."""
+
+    def __init__(self, array, dtype, device):
+        root = _root(array)
+        if not isinstance(root, np.ndarray) or root.dtype != array.dtype or \
+                not root.flags.c_contiguous:
+            root = np.ascontiguousarray(devices.to_numpy(array))  # (a device array: a copy)
+        self._flat, self.dtype, self.device = root.reshape(-1), dtype, device
+
+    def __len__(self) -> int:
+        return int(self._flat.size)
+
+    def size(self) -> int:
+        return len(self)
+
+    def __getitem__(self, i):
+        return self._flat[i].item() if isinstance(i, int | np.integer) else self._flat[i].tolist()
+
+    def __iter__(self):
+        return iter(self.tolist())
+
+    def tolist(self) -> list:
+        return self._flat.tolist()
+
+    def data_ptr(self) -> int:
+        return _address(self._flat)
+
+    def element_size(self) -> int:
+        return int(self._flat.dtype.itemsize)
+
+    def __repr__(self) -> str:
+        values = "".join(f" {v!r}\n" for v in self.tolist())
+        return (f"{values}[torch.storage.TypedStorage(dtype=torch.{self.dtype}, "
+                f"device={self.device}) of size {len(self)}]")
+
+
+def storage(self) -> TypedStorage:
+    """``x.storage()`` (deprecated in PyTorch, with its warning): the memory ``x`` and its
+    views share, as a :class:`TypedStorage`."""
+    warnings.warn(_STORAGE_WARNING, UserWarning, stacklevel=2)
+    return TypedStorage(self._array, self.dtype, self.device)
 
 
 # -- shape changes in place --------------------------------------------------------------------
@@ -381,4 +434,4 @@ METHODS = {"stride": stride, "data_ptr": data_ptr, "storage_offset": storage_off
            "transpose_": transpose_, "resize_": resize_, "resize": resize, "new": new,
            "scatter_": scatter_, "addcmul_": addcmul_, "addcdiv_": addcdiv_,
            "random_": random_, "unique": unique, "nonzero": nonzero,
-           "multinomial": _multinomial}
+           "multinomial": _multinomial, "storage": storage}

@@ -191,6 +191,15 @@ def main() -> None:
         torch.manual_seed(0)
         rnd[key] = torch.zeros(5, dtype=dtype).random_(*args).tolist()
     r["random_"] = rnd
+    st = torch.arange(4.0).reshape(2, 2)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        storage = st.t().storage()
+    r["storage"] = {"repr": repr(storage), "len": len(storage), "list": storage.tolist(),
+                    "item": storage[1], "element_size": storage.element_size(),
+                    "same_ptr": storage.data_ptr() == st.data_ptr(),
+                    "row_same_ptr": st[1].storage().data_ptr() == st.data_ptr(),
+                    "warning": [str(w.message) for w in caught]}
     z = torch.zeros(3, 4)
     r["shape_errors"] = {
         "gather_rank": error(lambda: z.gather(1, torch.tensor([0, 1]))),

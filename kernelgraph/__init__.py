@@ -103,10 +103,12 @@ from .eager.grad_mode import inference_mode, is_inference_mode_enabled  # noqa: 
 from .eager.legacy import *  # noqa: E402, F403 - kg.Tensor(data), FloatTensor, LongTensor ...
 from .eager.printing import *  # noqa: E402, F403 - Size, set_printoptions ...
 from .eager.random_creation import *  # noqa: E402, F403 - rand randn randint randperm normal
+from .eager.tensor_extras import *  # noqa: E402, F403 - unique nonzero range set_num_threads
 from .ops.casting import *  # noqa: E402, F403 - can_cast (the out= casting rule)
 from .ops.closeness import *  # noqa: E402, F403 - allclose isclose
 from .ops.linalg import *  # noqa: E402, F403 - mm bmm dot outer addmm
 from .ops.shape_functions import *  # noqa: E402, F403 - cat chunk split squeeze unsqueeze ...
+from .ops.torch_bitwise import *  # noqa: E402, F403 - bitwise_and bitwise_or bitwise_xor
 from .ops.torch_random import (  # noqa: E402 - PyTorch's CPU generator and its seeding
     Generator,
     default_generator,
@@ -116,6 +118,7 @@ from .ops.torch_random import (  # noqa: E402 - PyTorch's CPU generator and its 
 )
 from .ops.torch_reduce import *  # noqa: E402, F403 - max(x, dim) -> (values, indices) ...
 from .ops.torch_reduce import return_types  # noqa: E402 - torch.return_types.max ...
+from .ops.torch_tensor_ops import *  # noqa: E402, F403 - gather(x, dim, index) topk tril ...
 
 # torch.float, torch.int, torch.bool ...: these names shadow the builtins in this module on
 # purpose, since they are torch's names here.
@@ -174,5 +177,7 @@ __all__ += [*_TORCH_NAMES, *eager.creation.__all__, *eager.legacy.__all__,
             *eager.printing.__all__, *eager.random_creation.__all__, *ops.casting.__all__,
             *ops.closeness.__all__,
             *ops.linalg.__all__, *ops.shape_functions.__all__, *ops.torch_reduce.__all__]
+__all__ += [*ops.torch_tensor_ops.__all__, *eager.tensor_extras.__all__,
+            *ops.torch_bitwise.__all__]
 __all__ += ["RunMetadata", "RunOptions"]
 __all__ = sorted(set(__all__))

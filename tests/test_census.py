@@ -155,20 +155,23 @@ def test_status_is_looked_up_on_kernelgraph():
     assert census.kernelgraph_status("tf1", "tf.no_such_name") == "no"
 
 
-def test_names_marked_differs_still_differ_from_the_recorded_framework():
-    """A ``differs`` entry must stay true: once kernelgraph's name does what the real one
-    does, this fails, and the entry is to be dropped from census.DIFFERS."""
+def test_names_once_marked_differs_now_agree_with_the_recorded_framework():
+    """``torch.gather`` was marked ``differs`` (kernelgraph's gather was TF's): it is
+    PyTorch's now, so the census counts it, and it gives real PyTorch's recorded result. A
+    name marked ``differs`` again must come with a recorded case in differs.json."""
     import kernelgraph as kg
 
     recorded = json.loads((CENSUS_DIR / "differs.json").read_text())
-    assert set(census.DIFFERS) == {("torch", "torch.gather")}
+    assert census.DIFFERS == {}
     case = recorded["torch.gather"]
-    assert census.kernelgraph_status("torch", "torch.gather") == "differs"
-    try:
-        got = kg.gather(kg.tensor(case["input"]), case["dim"], kg.tensor(case["index"])).tolist()
-    except TypeError:  # kernelgraph's gather takes (params, indices, axis)
-        got = None
-    assert got != case["result"]
+    assert census.kernelgraph_status("torch", "torch.gather") == "yes"
+    got = kg.gather(kg.tensor(case["input"]), case["dim"], kg.tensor(case["index"])).tolist()
+    assert got == case["result"]
+    import kernelgraph.compat.v1 as tf  # TF1's face keeps TF's gather(params, indices, axis)
+
+    with tf.Session() as sess:
+        rows = sess.run(tf.gather(tf.constant(case["input"]), tf.constant([1, 0])))
+    assert rows.tolist() == [case["input"][1], case["input"][0]]
 
 
 @pytest.mark.parametrize("fw", census.FRAMEWORKS)

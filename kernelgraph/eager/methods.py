@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from .. import operators
 from ..ops import methods as table
-from . import backprop, creation, inplace, legacy, printing
+from . import backprop, creation, inplace, legacy, printing, tensor_extras
 from .dispatch import _binary, apply
 from .tensors import EagerNode, Tensor
 
@@ -31,6 +31,8 @@ def install() -> None:
     EagerNode.__repr__ = printing.grad_fn_repr  # <AddBackward0 object at 0x...>
     Tensor.__init__ = legacy.tensor_init
     for name, method in inplace.METHODS.items():
+        setattr(Tensor, name, method)
+    for name, method in tensor_extras.METHODS.items():  # stride, resize_, scatter_ ...
         setattr(Tensor, name, method)
     Tensor.__index__ = _index
     for fn in (new_ones, new_zeros, new_empty, new_full, new_tensor):

@@ -90,6 +90,14 @@ class return_types:  # noqa: N801 - PyTorch's namespace, torch.return_types
         __slots__ = ()
         _name = "min"
 
+    class topk(_ReturnType):  # noqa: N801
+        __slots__ = ()
+        _name = "topk"
+
+    class median(_ReturnType):  # noqa: N801
+        __slots__ = ()
+        _name = "median"
+
 
 def _is_dim(v) -> bool:
     return isinstance(v, int | np.integer) and not isinstance(v, bool)

@@ -98,11 +98,10 @@ TF1_MARKER = re.compile(
     r"|get_default_graph|reset_default_graph|train\.\w*Optimizer|train\.Saver)(\.|$)")
 TOP_MISSING = 20
 # Names that resolve on kernelgraph but mean something else there, each shown by a test
-# against the real framework's recorded output (tests/test_census.py, differs.json).
-DIFFERS = {
-    ("torch", "torch.gather"): "kernelgraph's `gather` is TF's `gather(params, indices, "
-                               "axis)`, not `torch.gather(input, dim, index)`",
-}
+# against the real framework's recorded output (tests/test_census.py, differs.json). None
+# now: ``torch.gather``, the last, is PyTorch's gather(input, dim, index) since kg.gather
+# follows PyTorch (TF's spelling is kept; tf.gather in compat.v1 stays TF's).
+DIFFERS: dict[tuple[str, str], str] = {}
 # ``d.values()``, ``names.index(x)``, ``line.split()``: a call to one of these is far more often
 # on a dict, list or str than on a tensor, so it is not taken for a tensor method.
 BUILTIN_METHODS = sorted({n for t in (dict, list, str, set, tuple) for n in dir(t)

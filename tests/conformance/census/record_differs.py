@@ -1,5 +1,6 @@
-"""Record what real PyTorch gives for the names census.py marks ``differs``, for
-tests/test_census.py. Run it with a Python that has torch (tests/recorded/README.md)::
+"""Record what real PyTorch gives for the names census.py marks (or marked) ``differs``,
+for tests/test_census.py: ``torch.gather``, which kernelgraph's gather now agrees with. Run
+it with a Python that has torch (tests/recorded/README.md)::
 
     python tests/conformance/census/record_differs.py    # rewrites differs.json
 

@@ -204,7 +204,7 @@ _RESAMPLED = {"upsample_nearest2d": (5, 3), "upsample_bilinear2d": (5, 3),
               "reflection_pad2d": (5, 7), "replication_pad2d": (6, 5),
               "adaptive_avg_pool2d": (2, 3)}
 SAMPLES["conv_transpose2d"] = S(_r.uniform(-1, 1, (1, 2, 3, 3)), _r.uniform(-1, 1, (2, 3, 2, 2)),
-                                stride=2, padding=1, output_padding=1)
+                                _r.uniform(-1, 1, (3,)), stride=2, padding=1, output_padding=1)
 for _name, _attrs_ in _RESAMPLE.items():
     SAMPLES[_name] = S(_r.uniform(-1, 1, (1, 2, 3, 4)), **_attrs_)
     SAMPLES[_name + "_backward"] = S(_r.uniform(-1, 1, (1, 2, *_RESAMPLED[_name])),

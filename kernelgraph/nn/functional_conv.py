@@ -112,9 +112,22 @@ def conv_transpose2d(input, weight, bias=None, stride=1, padding=0,  # noqa: A00
     """
     _no_groups(groups, "F.conv_transpose2d")
     x, added = _batched(_t(input), 4, "conv_transpose2d", "3-D (C, H, W) or 4-D (N, C, H, W)")
-    y = _conv_transpose2d(x, _t(weight), stride=stride, padding=padding,
-                          output_padding=output_padding, dilation=dilation)
-    return _unbatched(_bias(y, bias, 4), added)
+    w = _t(weight)
+    y = _conv_transpose2d(x, w, _bias_or_zeros(bias, w, "conv_transpose2d"), stride=stride,
+                          padding=padding, output_padding=output_padding, dilation=dilation)
+    return _unbatched(y, added)
+
+
+def _bias_or_zeros(bias, w, what: str):
+    """The op's bias input: ``bias``, or zeros of the weight's dtype, one per output channel
+    (the transposed weight's dim 1)."""
+    if bias is not None:
+        return _t(bias)
+    shape = _shape(w)
+    if shape is None or len(shape) < 2 or shape[1] is None:
+        raise ValueError(f"{what}: the weight's shape (C_in, C_out, ...) must be known, got "
+                         f"{shape_str(shape)}")
+    return np.zeros(shape[1], np.dtype(w.dtype))
 
 
 def conv_transpose1d(input, weight, bias=None, stride=1, padding=0,  # noqa: A002
@@ -128,11 +141,12 @@ def conv_transpose1d(input, weight, bias=None, stride=1, padding=0,  # noqa: A00
 
     def one(v, what):
         return (1 if what in ("stride", "dilation") else 0, _single(v, what, "conv_transpose1d"))
-    y = _conv_transpose2d(SF.unsqueeze(x, 2), SF.unsqueeze(w, 2), stride=one(stride, "stride"),
-                          padding=one(padding, "padding"),
+    y = _conv_transpose2d(SF.unsqueeze(x, 2), SF.unsqueeze(w, 2),
+                          _bias_or_zeros(bias, w, "conv_transpose1d"),
+                          stride=one(stride, "stride"), padding=one(padding, "padding"),
                           output_padding=one(output_padding, "output_padding"),
                           dilation=one(dilation, "dilation"))
-    return _unbatched(_bias(SF.squeeze(y, 2), bias, 3), added)
+    return _unbatched(SF.squeeze(y, 2), added)
 
 
 # -- pooling ------------------------------------------------------------------------------
@@ -183,6 +197,8 @@ def adaptive_avg_pool2d(input, output_size):  # noqa: A002
     size."""
     x, added = _batched(_t(input), 4, "adaptive_avg_pool2d", "3-D (C, H, W) or 4-D (N, C, H, W)")
     size = _output_size(output_size, _shape(x)[2:], "adaptive_avg_pool2d")
+    if size == (1, 1):  # a global mean, as PyTorch computes it (grad_fn MeanBackward1)
+        return _unbatched(O.mean(x, axis=(2, 3), keepdims=True), added)
     return _unbatched(I.adaptive_avg_pool2d(x, output_size=size), added)
 
 
@@ -386,13 +402,15 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None,  # no
                                   "kernelgraph")
     x = _t(input)
     shape = _ranked(x, (3, 4, 5), "instance_norm", "3-D, 4-D or 5-D (N, C, ...)")
-    axes = tuple(range(2, len(shape)))
-    mean = O.mean(x, axis=axes, keepdims=True)
-    var = O.mean(O.square(x - mean), axis=axes, keepdims=True)
-    y = (x - mean) / O.sqrt(var + eps)
-    per_channel = (-1,) + (1,) * len(axes)
+    # Statistics over the spatial dims flattened into one, the result viewed back to x's
+    # shape (PyTorch views its result back too: grad_fn ViewBackward0).
+    flat = SF._reshaped(x, (shape[0], shape[1], None if None in shape[2:] else
+                            int(np.prod(shape[2:]))), "instance_norm")
+    mean = O.mean(flat, axis=2, keepdims=True)
+    var = O.mean(O.square(flat - mean), axis=2, keepdims=True)
+    y = (flat - mean) / O.sqrt(var + eps)
     if weight is not None:
-        y = y * O.reshape(_t(weight), shape=per_channel)
+        y = y * O.reshape(_t(weight), shape=(-1, 1))
     if bias is not None:
-        y = y + O.reshape(_t(bias), shape=per_channel)
-    return y
+        y = y + O.reshape(_t(bias), shape=(-1, 1))
+    return SF._reshaped(y, shape, "instance_norm")

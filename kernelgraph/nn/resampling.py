@@ -211,14 +211,14 @@ class InstanceNorm2d(Module):
 
     >>> import kernelgraph as kg
     >>> kg.nn.InstanceNorm2d(3)
-    InstanceNorm2d(3, eps=1e-05, momentum=0.1, affine=False, track_running_stats=False)
+    InstanceNorm2d(3, eps=1e-05, momentum=0.1, affine=False, bias=False, track_running_stats=False)
     """
 
     ranks = (3, 4)
 
     def __init__(self, num_features: int, eps: float = 1e-5, momentum: float = 0.1,
                  affine: bool = False, track_running_stats: bool = False, device=None,
-                 dtype=None):
+                 dtype=None, bias: bool = True):
         super().__init__()
         what = type(self).__name__
         if track_running_stats:
@@ -229,7 +229,9 @@ class InstanceNorm2d(Module):
         self.affine, self.track_running_stats = affine, track_running_stats
         c = self.num_features
         self.register_parameter("weight", tensor(np.ones(c, np.float32)) if affine else None)
-        self.register_parameter("bias", tensor(np.zeros(c, np.float32)) if affine else None)
+        self.use_bias = bool(affine and bias)
+        self.register_parameter("bias", tensor(np.zeros(c, np.float32)) if self.use_bias
+                                else None)
 
     def forward(self, x: Tensor | Node) -> Tensor | Node:
         what = type(self).__name__
@@ -243,13 +245,14 @@ class InstanceNorm2d(Module):
         if unbatched:
             x = FC.SF.unsqueeze(x, 0)
         weight = self.weight if self.affine else None
-        bias = self.bias if self.affine else None
+        bias = self.bias if self.use_bias else None
         y = FC.instance_norm(x, weight=weight, bias=bias, eps=self.eps)
         return FC.SF.squeeze(y, 0) if unbatched else y
 
     def extra_repr(self) -> str:
         return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
-                f"affine={self.affine}, track_running_stats={self.track_running_stats}")
+                f"affine={self.affine}, bias={self.use_bias}, "
+                f"track_running_stats={self.track_running_stats}")
 
 
 class InstanceNorm1d(InstanceNorm2d):

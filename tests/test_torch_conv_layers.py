@@ -19,12 +19,15 @@ import kernelgraph.nn.functional as F
 from kernelgraph import nn
 from kernelgraph.errors import ShapeError
 
-# Where kernelgraph composes a name from other ops (the 1-D forms from the 2-D ops, adaptive
-# max pooling from max_pool2d, pixel shuffling from reshapes, conv1d's bias as an add), its
-# final op's grad_fn is printed instead of PyTorch's (documented in docs/compatibility.md).
+# Where kernelgraph composes a name from other ops (the 1-D forms from the 2-D ops, conv3d
+# from conv2d over depth planes, adaptive max pooling from max_pool2d, pixel shuffling from
+# reshapes, a conv1d/conv3d bias as an add), its final op's grad_fn is printed instead of
+# PyTorch's (documented in docs/compatibility.md).
 OTHER_GRAD_FN = {
     "conv1d": "AddBackward0", "conv1d_same_dilated": "ViewBackward0",
-    "conv1d_unbatched": "ViewBackward0", "conv_transpose2d_unbatched": "ViewBackward0",
+    "conv1d_unbatched": "ViewBackward0", "conv3d": "AddBackward0",
+    "conv3d_dilated": "TransposeBackward0", "conv3d_same": "TransposeBackward0",
+    "conv3d_unbatched": "ViewBackward0", "conv_transpose2d_unbatched": "ViewBackward0",
     "conv_transpose1d": "ViewBackward0", "max_pool1d": "ViewBackward0",
     "max_pool1d_default_stride": "ViewBackward0", "avg_pool1d": "ViewBackward0",
     "adaptive_avg_pool1d": "ViewBackward0", "adaptive_max_pool2d":
@@ -38,10 +41,7 @@ OTHER_GRAD_FN = {
 
 @pytest.fixture(scope="module")
 def rec():
-    import json
-    from pathlib import Path
-    path = Path(__file__).parent / "recorded" / "torch_conv_layers.json"
-    return json.loads(path.read_text(encoding="utf-8"))
+    return _load()
 
 
 def _case(rec, name):
@@ -58,14 +58,15 @@ def _call(case, xs):
     return getattr(F, case["fn"])(*positional, **kwargs)
 
 
-def _names():
+def _load():
     import json
     from pathlib import Path
     path = Path(__file__).parent / "recorded" / "torch_conv_layers.json"
-    return [c["name"] for c in json.loads(path.read_text(encoding="utf-8"))["functional"]]
+    return json.loads(path.read_text(encoding="utf-8"))
 
 
-NAMES = _names()
+NAMES = [c["name"] for c in _load()["functional"]]
+LAYERS = [i for i, m in enumerate(_load()["modules"]) if "input" in m]  # not the dropouts
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -112,7 +113,7 @@ def _layer(entry, dtype=None):
     return getattr(nn, entry["name"])(*args, **kwargs)
 
 
-@pytest.mark.parametrize("index", range(27))
+@pytest.mark.parametrize("index", LAYERS)
 def test_modules_match_torch(rec, index):
     entry = rec["modules"][index]
     layer = _layer(entry, kg.float64)
@@ -130,10 +131,10 @@ def test_modules_match_torch(rec, index):
 
 
 def test_every_module_case_is_run(rec):
-    assert len(rec["modules"]) == 29  # 27 above + the two dropout layers
+    assert len(rec["modules"]) == len(LAYERS) + 2  # and the two dropout layers
 
 
-@pytest.mark.parametrize("index", [0, 1])
+@pytest.mark.parametrize("index", [0, 1, 2])
 def test_seeded_initialisation_matches_torch(rec, index):
     """After manual_seed(0) a default (float32) layer draws PyTorch's parameters:
     kaiming_uniform_(a=sqrt(5)), and a bias bound from the weight's fan_in as laid out

@@ -1,4 +1,5 @@
-"""More convolution and pooling layers, as PyTorch's: ``Conv1d``, ``ConvTranspose1d``,
+"""More convolution and pooling layers, as PyTorch's: ``Conv1d``, ``Conv3d``,
+``ConvTranspose1d``,
 ``ConvTranspose2d``, ``MaxPool1d``, ``AvgPool1d``, ``AdaptiveAvgPool1d``,
 ``AdaptiveAvgPool2d``, ``AdaptiveMaxPool2d`` (the functions of
 :mod:`kernelgraph.nn.functional_conv` with parameters and PyTorch's defaults).
@@ -23,7 +24,7 @@ from .layers import as_input, empty, float_dtype, positive_int
 from .module import Module
 
 __all__ = ["AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveMaxPool2d", "AvgPool1d",
-           "Conv1d", "ConvTranspose1d", "ConvTranspose2d", "MaxPool1d"]
+           "Conv1d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "MaxPool1d"]
 
 
 def _tuple(value, n: int, what: str, layer: str, minimum: int) -> tuple:
@@ -119,6 +120,29 @@ class Conv1d(_ConvNd):
 
     def forward(self, x: Tensor | Node) -> Tensor | Node:
         return FC.conv1d(as_input("Conv1d", x), self.weight, self._bias(), self.stride,
+                         self.padding, self.dilation)
+
+
+class Conv3d(_ConvNd):
+    """3-D convolution plus bias (``torch.nn.Conv3d`` without groups): (N, C_in, D, H, W) ->
+    (N, C_out, OD, OH, OW); weight (out, in, kd, kh, kw), PyTorch's initialisation. It runs as
+    conv2d over the input's depth planes (:func:`kernelgraph.nn.functional_conv.conv3d`).
+
+    >>> import kernelgraph as kg
+    >>> kg.nn.Conv3d(2, 4, 3, padding=1)(kg.ones(1, 2, 5, 6, 6)).shape
+    torch.Size([1, 4, 5, 6, 6])
+    """
+
+    dims = 3
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1, padding=0,
+                 dilation=1, groups: int = 1, bias: bool = True, padding_mode: str = "zeros",
+                 device=None, dtype=None):
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding, 0, groups,
+                         bias, dilation, padding_mode, device, dtype)
+
+    def forward(self, x: Tensor | Node) -> Tensor | Node:
+        return FC.conv3d(as_input("Conv3d", x), self.weight, self._bias(), self.stride,
                          self.padding, self.dilation)
 
 

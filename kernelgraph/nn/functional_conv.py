@@ -30,7 +30,7 @@ from ..ops import torch_random as R
 from ..ops.conv_transpose import conv_transpose2d as _conv_transpose2d
 
 __all__ = ["adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_max_pool2d", "avg_pool1d",
-           "conv1d", "conv_transpose1d", "conv_transpose2d", "dropout1d", "dropout2d",
+           "conv1d", "conv3d", "conv_transpose1d", "conv_transpose2d", "dropout1d", "dropout2d",
            "instance_norm", "interpolate", "max_pool1d", "pixel_shuffle", "pixel_unshuffle",
            "upsample", "upsample_bilinear", "upsample_nearest"]
 
@@ -103,6 +103,67 @@ def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1,  # noqa: A
                  "conv1d")), padding=(0, _single(padding, "padding", "conv1d")),
                  dilation=(1, d))
     return _unbatched(_bias(SF.squeeze(y, 2), bias, 3), added)
+
+
+def _triple(value, what: str, minimum: int) -> tuple:
+    if isinstance(value, int) and not isinstance(value, bool):
+        value = (value,) * 3
+    if (not isinstance(value, tuple | list) or len(value) != 3
+            or not all(isinstance(v, int) and not isinstance(v, bool) for v in value)
+            or min(value) < minimum):
+        raise ValueError(f"conv3d: {what} must be an int or 3 ints of at least {minimum}, got "
+                         f"{value!r}")
+    return tuple(value)
+
+
+def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1,  # noqa: A002
+           groups: int = 1):
+    """3-D cross-correlation of (N, C, D, H, W) (or (C, D, H, W)) with ``weight`` (out, C,
+    kd, kh, kw), plus bias.
+
+    Composed from conv2d: for each depth offset of the kernel, the input's depth planes it
+    reads (a strided slice) are folded into the batch and convolved with that plane of the
+    kernel, and the KD results are summed. Its gradients are those of the slices, conv2d and
+    the sum."""
+    _no_groups(groups, "F.conv3d")
+    x, added = _batched(_t(input), 5, "conv3d", "4-D (C, D, H, W) or 5-D (N, C, D, H, W)")
+    w = _t(weight)
+    ws = _ranked(w, (5,), "conv3d", "(out_channels, in_channels, kd, kh, kw) weight")
+    dilation = _triple(dilation, "dilation", 1)
+    if isinstance(padding, str):
+        if padding not in ("valid", "same"):
+            raise ValueError(f"Invalid padding string {padding!r}, should be one of "
+                             "{'valid', 'same'}")
+        totals = [d * (k - 1) for d, k in zip(dilation, ws[2:])]
+        if padding == "same" and (any(t % 2 for t in totals) or stride not in (1, (1, 1, 1))):
+            raise NotImplementedError("F.conv3d: padding='same' with an even kernel or a "
+                                      "stride is not supported by kernelgraph")
+        padding = tuple(t // 2 for t in totals) if padding == "same" else 0
+    stride, padding = _triple(stride, "stride", 1), _triple(padding, "padding", 0)
+    n, c, depth = _shape(x)[:3]
+    if depth is None:
+        raise ValueError("conv3d: the input's depth must be known while the graph is built")
+    if padding[0]:
+        x = O.pad(x, paddings=[[0, 0], [0, 0], [padding[0]] * 2, [0, 0], [0, 0]], value=0.0)
+        depth += 2 * padding[0]
+    kd, sd, dd = ws[2], stride[0], dilation[0]
+    out_depth = (depth - dd * (kd - 1) - 1) // sd + 1
+    if out_depth < 1:
+        raise ValueError(f"conv3d: the kernel depth {kd} (dilation {dd}) is larger than the "
+                         f"padded input depth {depth}")
+    total = None
+    for k in range(kd):
+        start = k * dd
+        planes = x[:, :, start:start + (out_depth - 1) * sd + 1:sd]  # (N, C, OD, H, W)
+        folded = SF._reshaped(SF.permute(planes, 0, 2, 1, 3, 4),
+                              (None if n is None else n * out_depth, c, *_shape(x)[3:]),
+                              "conv3d")
+        y = O.conv2d(folded, w[:, :, k], stride=stride[1:], padding=padding[1:],
+                     dilation=dilation[1:])
+        total = y if total is None else total + y
+    oh, ow = _shape(total)[2:]
+    y = SF.permute(SF._reshaped(total, (n, out_depth, ws[0], oh, ow), "conv3d"), 0, 2, 1, 3, 4)
+    return _unbatched(_bias(y, bias, 5), added)
 
 
 def conv_transpose2d(input, weight, bias=None, stride=1, padding=0,  # noqa: A002

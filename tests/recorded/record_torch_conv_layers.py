@@ -42,6 +42,11 @@ CASES = [
     case("conv1d_same_dilated", "conv1d", [(2, 3, 9), (2, 3, 3)], padding="same",
          dilation=2),
     case("conv1d_unbatched", "conv1d", [(3, 6), (2, 3, 2)]),
+    case("conv3d", "conv3d", [(2, 3, 6, 5, 4), (4, 3, 3, 2, 3), (4,)], stride=2, padding=1),
+    case("conv3d_dilated", "conv3d", [(1, 2, 7, 5, 4), (3, 2, 2, 3, 2)], stride=[2, 1, 2],
+         padding=[2, 0, 1], dilation=[2, 1, 1]),
+    case("conv3d_same", "conv3d", [(1, 2, 4, 4, 4), (2, 2, 3, 3, 3)], padding="same"),
+    case("conv3d_unbatched", "conv3d", [(2, 3, 3, 3), (2, 2, 2, 2, 2)]),
     case("conv_transpose2d", "conv_transpose2d", [(2, 3, 4, 5), (3, 2, 3, 3), (2,)],
          stride=2, padding=1, output_padding=1),
     case("conv_transpose2d_dilated", "conv_transpose2d", [(1, 2, 3, 3), (2, 3, 2, 2)],
@@ -102,6 +107,8 @@ MODULES = [
     ("ConvTranspose1d", [3, 2, 4], {"stride": 2}, (2, 3, 5)),
     ("Conv1d", [3, 4, 3], {"padding": 1}, (2, 3, 6)),
     ("Conv1d", [2, 2, 5], {"stride": 2, "bias": False}, (1, 2, 11)),
+    ("Conv3d", [2, 3, 3], {"padding": 1}, (1, 2, 4, 4, 4)),
+    ("Conv3d", [2, 2, [1, 2, 2]], {"stride": [1, 2, 2], "bias": False}, (2, 2, 3, 4, 4)),
     ("MaxPool1d", [2], {}, (1, 2, 6)),
     ("AvgPool1d", [3], {"stride": 1}, (1, 2, 6)),
     ("AdaptiveAvgPool2d", [[1, 1]], {}, (2, 3, 4, 5)),
@@ -176,7 +183,7 @@ def main() -> None:
     torch.set_default_dtype(torch.float32)
     float32 = []
     for name, args, kwargs in (("ConvTranspose2d", [4, 3, 3], {"stride": 2}),
-                               ("Conv1d", [3, 5, 2], {})):
+                               ("Conv1d", [3, 5, 2], {}), ("Conv3d", [2, 3, 2], {})):
         torch.manual_seed(0)
         layer = getattr(torch.nn, name)(*args, **kwargs)
         float32.append({"name": name, "args": args, "kwargs": kwargs,

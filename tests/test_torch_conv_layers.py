@@ -21,8 +21,8 @@ from kernelgraph.errors import ShapeError
 
 # Where kernelgraph composes a name from other ops (the 1-D forms from the 2-D ops, conv3d
 # from conv2d over depth planes, adaptive max pooling from max_pool2d, pixel shuffling from
-# reshapes, a conv1d/conv3d bias as an add), its final op's grad_fn is printed instead of
-# PyTorch's (documented in docs/compatibility.md).
+# reshapes, affine_grid from a matmul, a conv1d/conv3d bias as an add), its final op's
+# grad_fn is printed instead of PyTorch's (documented in docs/compatibility.md).
 OTHER_GRAD_FN = {
     "conv1d": "AddBackward0", "conv1d_same_dilated": "ViewBackward0",
     "conv1d_unbatched": "ViewBackward0", "conv3d": "AddBackward0",
@@ -35,7 +35,8 @@ OTHER_GRAD_FN = {
     "linear_1d": "ViewBackward0", "nearest_1d": "ViewBackward0",
     "pad_reflect_1d": "ViewBackward0", "pad_reflect_unbatched": "ViewBackward0",
     "pad_replicate_1d": "ViewBackward0", "pixel_shuffle": "ViewBackward0",
-    "pixel_unshuffle": "ViewBackward0",
+    "pixel_unshuffle": "ViewBackward0", "affine_grid": "ViewBackward0",
+    "affine_grid_corners": "ViewBackward0",
 }
 
 

@@ -1,6 +1,6 @@
-"""``F``'s 1-D and transposed convolutions, 1-D and adaptive pooling, resampling
-(``interpolate``), channel dropout, pixel shuffling and instance normalisation, in both
-modes (re-exported by :mod:`kernelgraph.nn.functional`).
+"""``F``'s 1-D, 3-D and transposed convolutions, 1-D and adaptive pooling, resampling
+(``interpolate``, ``grid_sample``, ``affine_grid``), channel dropout, pixel shuffling and
+instance normalisation, in both modes (re-exported by :mod:`kernelgraph.nn.functional`).
 
 The 1-D forms run the 2-D ops on a unit height (``(N, C, L)`` as ``(N, C, 1, L)``), so
 their tensors' ``grad_fn`` is the final reshape's (``ViewBackward0``) where PyTorch prints
@@ -28,11 +28,12 @@ from ..ops import interpolate as I
 from ..ops import shape_functions as SF
 from ..ops import torch_random as R
 from ..ops.conv_transpose import conv_transpose2d as _conv_transpose2d
+from ..ops.grid_sample import grid_sample as _grid_sample
 
-__all__ = ["adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_max_pool2d", "avg_pool1d",
-           "conv1d", "conv3d", "conv_transpose1d", "conv_transpose2d", "dropout1d", "dropout2d",
-           "instance_norm", "interpolate", "max_pool1d", "pixel_shuffle", "pixel_unshuffle",
-           "upsample", "upsample_bilinear", "upsample_nearest"]
+__all__ = ["adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_max_pool2d", "affine_grid",
+           "avg_pool1d", "conv1d", "conv3d", "conv_transpose1d", "conv_transpose2d", "dropout1d",
+           "dropout2d", "grid_sample", "instance_norm", "interpolate", "max_pool1d",
+           "pixel_shuffle", "pixel_unshuffle", "upsample", "upsample_bilinear", "upsample_nearest"]
 
 
 def _t(x):
@@ -362,6 +363,44 @@ def upsample_bilinear(input, size=None, scale_factor=None):  # noqa: A002
     warnings.warn("`nn.functional.upsample_bilinear` is deprecated. Use "
                   "`nn.functional.interpolate` instead.", stacklevel=2)
     return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
+
+
+def grid_sample(input, grid, mode: str = "bilinear", padding_mode: str = "zeros",  # noqa: A002
+                align_corners=None):
+    """Sample (N, C, H, W) at the points of ``grid`` (N, HO, WO, 2), (x, y) in [-1, 1]
+    (:func:`kernelgraph.ops.grid_sample.grid_sample`); zeros outside the image."""
+    if padding_mode != "zeros":
+        raise NotImplementedError(f"F.grid_sample: padding_mode {padding_mode!r} is not "
+                                  "supported by kernelgraph (only 'zeros')")
+    if mode not in ("bilinear", "nearest"):
+        raise NotImplementedError(f"F.grid_sample: mode {mode!r} is not supported by "
+                                  "kernelgraph (only 'bilinear' and 'nearest')")
+    return _grid_sample(_t(input), _t(grid), mode=mode, align_corners=bool(align_corners))
+
+
+def affine_grid(theta, size, align_corners=None):
+    """The sampling grid (N, H, W, 2) of the affine maps ``theta`` (N, 2, 3) for an output
+    of ``size`` (N, C, H, W): each output pixel's normalised (x, y, 1) times theta^T."""
+    theta = _t(theta)
+    if len(size) != 4:
+        raise NotImplementedError(f"F.affine_grid: kernelgraph takes a 4-D size (N, C, H, W), "
+                                  f"got {tuple(size)}")
+    n, _, h, w = (int(s) for s in size)
+    ts = _shape(theta)
+    if ts is None or len(ts) != 3 or tuple(ts[1:]) != (2, 3) or ts[0] not in (None, n):
+        raise ValueError(f"Expected a batch of 2D affine matrices of shape Nx2x3 for size "
+                         f"{tuple(size)}. Got {shape_str(ts)}.")
+
+    def axis(k):
+        if align_corners:
+            return np.linspace(-1.0, 1.0, k) if k > 1 else np.zeros(1)
+        return (np.arange(k) * 2.0 + 1.0) / k - 1.0
+
+    xs, ys = np.meshgrid(axis(w), axis(h))
+    base = np.stack([xs, ys, np.ones_like(xs)], axis=-1).reshape(1, h * w, 3)
+    base = base.astype(np.dtype(theta.dtype))
+    grid = O.matmul(base, SF.transpose(theta, 1, 2))  # (N, H*W, 2)
+    return SF._reshaped(grid, (n, h, w, 2), "affine_grid")
 
 
 def pad_edges(x, pad, mode: str):

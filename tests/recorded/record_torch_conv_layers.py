@@ -37,6 +37,14 @@ def case(name, fn, inputs, diff=None, **kwargs):
             "diff": list(range(len(inputs))) if diff is None else diff}
 
 
+# Sampling points inside and outside [-1, 1], none on a pixel edge or a rounding half (the
+# bilinear weights are not differentiable there, and nearest rounds halves to even).
+GRID = (np.array([[[[-1.1, -0.93], [-0.61, 0.27], [0.13, 0.71]],
+                   [[0.37, -0.45], [0.83, 0.97], [1.17, 0.09]]],
+                  [[[-0.71, 0.53], [0.21, -0.17], [0.59, -0.81]],
+                   [[-0.33, 0.11], [0.91, 0.43], [-0.07, 1.03]]]])).tolist()
+THETA = [[[0.9, -0.3, 0.1], [0.2, 1.1, -0.2]], [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]]
+
 CASES = [
     case("conv1d", "conv1d", [(2, 3, 7), (4, 3, 3), (4,)], stride=2, padding=1),
     case("conv1d_same_dilated", "conv1d", [(2, 3, 9), (2, 3, 3)], padding="same",
@@ -92,6 +100,12 @@ CASES = [
     case("pad_reflect_unbatched", "pad", [(2, 3, 4)], pad=[1, 1, 2, 2], mode="reflect"),
     case("pad_replicate", "pad", [(1, 2, 3, 4)], pad=[2, 1, 0, 3], mode="replicate"),
     case("pad_replicate_1d", "pad", [(1, 2, 3)], pad=[4, 1], mode="replicate"),
+    case("grid_sample", "grid_sample", [(2, 3, 4, 5), GRID], align_corners=False),
+    case("grid_sample_corners", "grid_sample", [(2, 3, 4, 5), GRID], align_corners=True),
+    case("grid_sample_nearest", "grid_sample", [(2, 3, 4, 5), GRID], mode="nearest",
+         align_corners=False),
+    case("affine_grid", "affine_grid", [THETA], size=[2, 3, 4, 5], align_corners=False),
+    case("affine_grid_corners", "affine_grid", [THETA], size=[2, 1, 3, 2], align_corners=True),
     case("pixel_shuffle", "pixel_shuffle", [(2, 8, 2, 3)], upscale_factor=2),
     case("pixel_unshuffle", "pixel_unshuffle", [(1, 2, 4, 6)], downscale_factor=2),
     case("instance_norm", "instance_norm", [(2, 3, 4, 5)]),

@@ -86,6 +86,27 @@ def test_functional_matches_torch(rec, name):
                                    atol=1e-12, err_msg=f"{name}: gradient of input {i}")
 
 
+@pytest.mark.skipif(not kg.cuda.is_available(), reason="no CUDA (or NUMBA_ENABLE_CUDASIM=1)")
+@pytest.mark.parametrize("name", NAMES)
+def test_functional_on_cuda(rec, name):
+    """The same call on CUDA tensors: results and gradients stay on the device and are
+    PyTorch's (a constant the function adds, a zero bias or affine_grid's base grid, goes
+    to the inputs' device)."""
+    case = _case(rec, name)
+    xs = [kg.tensor(np.array(v, np.float64), device="cuda").requires_grad_(i in case["diff"])
+          for i, v in enumerate(case["inputs"])]
+    y = _call(case, xs)
+    assert y.device.type == "cuda"
+    np.testing.assert_allclose(y.detach().cpu().numpy(), np.array(case["out"]), rtol=1e-12,
+                               atol=1e-12)
+    (y * kg.tensor(np.array(case["w"]), device="cuda")).sum().backward()
+    for i, want in case["grads"].items():
+        grad = xs[int(i)].grad
+        assert grad.device.type == "cuda"
+        np.testing.assert_allclose(grad.cpu().numpy(), np.array(want), rtol=1e-12,
+                                   atol=1e-12, err_msg=f"{name}: gradient of input {i}")
+
+
 @pytest.mark.parametrize("name", NAMES)
 def test_functional_in_a_graph(rec, name):
     """The same call on placeholders: the eager values and gradients, from a Session."""

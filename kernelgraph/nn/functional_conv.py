@@ -189,7 +189,13 @@ def _bias_or_zeros(bias, w, what: str):
     if shape is None or len(shape) < 2 or shape[1] is None:
         raise ValueError(f"{what}: the weight's shape (C_in, C_out, ...) must be known, got "
                          f"{shape_str(shape)}")
-    return np.zeros(shape[1], np.dtype(w.dtype))
+    return _constant(np.zeros(shape[1], np.dtype(w.dtype)), w)
+
+
+def _constant(array: np.ndarray, like):
+    """A constant input beside ``like``: an eager tensor on its device, or the array itself
+    (a graph constant) beside a graph node."""
+    return tensor(array, device=like.device) if isinstance(like, Tensor) else array
 
 
 def conv_transpose1d(input, weight, bias=None, stride=1, padding=0,  # noqa: A002
@@ -398,7 +404,7 @@ def affine_grid(theta, size, align_corners=None):
 
     xs, ys = np.meshgrid(axis(w), axis(h))
     base = np.stack([xs, ys, np.ones_like(xs)], axis=-1).reshape(1, h * w, 3)
-    base = base.astype(np.dtype(theta.dtype))
+    base = _constant(base.astype(np.dtype(theta.dtype)), theta)
     grid = O.matmul(base, SF.transpose(theta, 1, 2))  # (N, H*W, 2)
     return SF._reshaped(grid, (n, h, w, 2), "affine_grid")
 

@@ -16,6 +16,9 @@ import math
 import numpy as np
 from numba import njit, prange
 
+from .conv import THREADED_MIN_WORK
+from .loops import by_work
+
 ndarray = np.ndarray
 
 
@@ -41,7 +44,7 @@ def _inside(y, x, h, w):
     return 0 <= y < h and 0 <= x < w
 
 
-@njit(cache=True, parallel=True)
+@by_work(THREADED_MIN_WORK)  # threaded only for large outputs, as kernels/conv.py's loops
 def _forward(x, grid, out, nearest, align_corners):
     n_, c_, h, w = x.shape
     ho_, wo_ = out.shape[2], out.shape[3]
@@ -68,7 +71,7 @@ def _forward(x, grid, out, nearest, align_corners):
                     out[n, c, i, j] = acc
 
 
-@njit(cache=True, parallel=True)
+@by_work(THREADED_MIN_WORK)
 def _backward_input(g, grid, dx_, nearest, align_corners):
     n_, c_, h, w = dx_.shape
     ho_, wo_ = g.shape[2], g.shape[3]
@@ -94,7 +97,7 @@ def _backward_input(g, grid, dx_, nearest, align_corners):
                                 dx_[n, c, yy, xx] += wt * g[n, c, i, j]
 
 
-@njit(cache=True, parallel=True)
+@by_work(THREADED_MIN_WORK)
 def _backward_grid(g, x, grid, dgrid, align_corners):
     n_, c_, h, w = x.shape
     ho_, wo_ = g.shape[2], g.shape[3]
@@ -135,7 +138,7 @@ def check_shapes(x_shape: tuple, grid_shape: tuple) -> tuple:
 def grid_sample(x: ndarray, grid: ndarray, nearest: bool, align_corners: bool) -> ndarray:
     out = np.zeros(check_shapes(x.shape, grid.shape), x.dtype)
     if out.size and x.size:
-        _forward(np.ascontiguousarray(x), np.ascontiguousarray(grid), out, nearest,
+        _forward(out.size, np.ascontiguousarray(x), np.ascontiguousarray(grid), out, nearest,
                  align_corners)
     return out
 
@@ -147,8 +150,8 @@ def grid_sample_backward_input(g: ndarray, x_shape: tuple, grid: ndarray, neares
                          f"expected {check_shapes(tuple(x_shape), grid.shape)}")
     dx = np.zeros(tuple(x_shape), g.dtype)
     if g.size and dx.size:
-        _backward_input(np.ascontiguousarray(g), np.ascontiguousarray(grid), dx, nearest,
-                        align_corners)
+        _backward_input(g.size, np.ascontiguousarray(g), np.ascontiguousarray(grid), dx,
+                        nearest, align_corners)
     return dx
 
 
@@ -159,7 +162,7 @@ def grid_sample_backward_grid(g: ndarray, x: ndarray, grid: ndarray, nearest: bo
                          f"expected {check_shapes(x.shape, grid.shape)}")
     dgrid = np.zeros(grid.shape, g.dtype)
     if g.size and x.size and not nearest:  # nearest: piecewise constant in the grid
-        _backward_grid(np.ascontiguousarray(g), np.ascontiguousarray(x, g.dtype),
+        _backward_grid(g.size, np.ascontiguousarray(g), np.ascontiguousarray(x, g.dtype),
                        np.ascontiguousarray(grid), dgrid, align_corners)
     return dgrid
 

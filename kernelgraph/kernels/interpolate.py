@@ -26,7 +26,10 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit, prange
+from numba import prange
+
+from .conv import THREADED_MIN_WORK
+from .loops import by_work
 
 ndarray = np.ndarray
 Table = tuple  # (ptr int64 (out + 1,), idx int64 (nnz,), wt float64 (nnz,))
@@ -121,7 +124,9 @@ def dense(table: Table, in_size: int) -> ndarray:
 
 
 # -- the kernel -----------------------------------------------------------------------------
-@njit(cache=True, parallel=True)
+# Threaded only for large outputs: these loops move memory more than they compute (see
+# kernels/conv.py on numba's threads against BLAS's).
+@by_work(THREADED_MIN_WORK)
 def _resample(x, out, rptr, ridx, rwt, cptr, cidx, cwt):
     n_, c_, oh_, ow_ = out.shape
     for p in prange(n_ * c_):
@@ -154,7 +159,7 @@ def resample2d(x: ndarray, rows: Table, cols: Table) -> ndarray:
     """Apply the separable map (``rows``, ``cols``) to x (N, C, H, W) -> (N, C, OH, OW)."""
     out = np.empty(check_tables(x.shape, rows, cols), x.dtype)
     if out.size:
-        _resample(np.ascontiguousarray(x), out, *rows, *cols)
+        _resample(out.size, np.ascontiguousarray(x), out, *rows, *cols)
     return out
 
 

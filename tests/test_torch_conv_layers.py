@@ -221,8 +221,10 @@ def test_upsample_is_deprecated_as_in_torch():
 
 
 @pytest.mark.parametrize("call, error, words", [
-    (lambda: F.pad(kg.ones(1, 1, 3, 3), (3, 0, 0, 0), mode="reflect"), ValueError,
-     "less than the corresponding input dimension"),
+    (lambda: F.pad(kg.ones(1, 1, 3, 3), (3, 0, 0, 0), mode="reflect"), RuntimeError,
+     "Padding size should be less than the corresponding input dimension"),
+    (lambda: nn.ConvTranspose2d(2, 2, 3, padding="same"), ValueError,
+     "padding must be an int or a tuple of ints"),
     (lambda: F.pad(kg.ones(1, 1, 3, 3), (1, 1), mode="circular"), NotImplementedError,
      "'circular'"),
     (lambda: F.interpolate(kg.ones(1, 1, 3), size=4, mode="bilinear"), NotImplementedError,

@@ -162,9 +162,8 @@ class ConvTranspose2d(_ConvNd):
                  output_padding=0, groups: int = 1, bias: bool = True, dilation=1,
                  padding_mode: str = "zeros", device=None, dtype=None):
         if isinstance(padding, str):
-            raise ValueError(f'Only "zeros" padding mode is supported for {type(self).__name__}'
-                             if padding_mode != "zeros" else
-                             f"{type(self).__name__}: padding must be ints, got {padding!r}")
+            raise ValueError(f"{type(self).__name__}: padding must be an int or a tuple of "
+                             f"ints, got {padding!r}")
         super().__init__(in_channels, out_channels, kernel_size, stride, padding,
                          output_padding, groups, bias, dilation, padding_mode, device, dtype)
 

@@ -80,8 +80,10 @@ def _padding(op, h, w, attrs):
     left, right, top, bottom = _ints(attrs.get("padding"), 4, "padding", op, 0)
     if op == "reflection_pad2d" and None not in (h, w) and (
             max(left, right) >= w or max(top, bottom) >= h):
-        raise ValueError(f"{op}: padding ({left}, {right}, {top}, {bottom}) should be less "
-                         f"than the corresponding input dimension (height {h}, width {w})")
+        # RuntimeError, as PyTorch raises it
+        raise RuntimeError(f"{op}: Padding size should be less than the corresponding input "
+                           f"dimension, but got: padding ({left}, {right}, {top}, {bottom}) "
+                           f"for an input of height {h} and width {w}")
     return left, right, top, bottom
 
 

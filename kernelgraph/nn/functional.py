@@ -307,7 +307,8 @@ def one_hot(tensor_, num_classes: int = -1):
 
 
 def pad(input, pad, mode: str = "constant", value: float | None = None):  # noqa: A002
-    """Pad the last dims: ``pad = (left, right, top, bottom, ...)``, last dim first.
+    """Pad the last dims: ``pad = (left, right, top, bottom, ...)``, last dim first; mode
+    'constant' (``value``), or 'reflect' / 'replicate' of the last one or two dims.
 
     >>> import kernelgraph as kg
     >>> kg.nn.functional.pad(kg.ones(1, 2), (1, 0), value=0.0).tolist()

@@ -279,8 +279,7 @@ class AdaptiveAvgPool1d(_Adaptive):
 
 
 class AdaptiveMaxPool2d(_Adaptive):
-    """Maximum over adaptive windows (``torch.nn.AdaptiveMaxPool2d``), for output sizes
-    that divide the input size.
+    """Maximum over adaptive windows (``torch.nn.AdaptiveMaxPool2d``).
 
     >>> import kernelgraph as kg
     >>> kg.nn.AdaptiveMaxPool2d(1)(kg.arange(4.0).reshape(1, 1, 2, 2)).tolist()

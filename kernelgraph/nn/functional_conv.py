@@ -280,20 +280,31 @@ def adaptive_avg_pool1d(input, output_size):  # noqa: A002
 
 
 def adaptive_max_pool2d(input, output_size, return_indices: bool = False):  # noqa: A002
-    """Maximum over adaptive windows; kernelgraph takes output sizes that divide the input
-    size (the windows then tile the input, and this is max_pool2d)."""
+    """Maximum over windows [floor(o * in / out), ceil((o + 1) * in / out)) along H and W
+    (``torch.nn.functional.adaptive_max_pool2d``): max_pool2d where the output size divides
+    the input size (the windows tile it), else row windows then column windows."""
     if return_indices:
         raise NotImplementedError("F.adaptive_max_pool2d: return_indices=True is not "
                                   "supported by kernelgraph")
     x, added = _batched(_t(input), 4, "adaptive_max_pool2d", "3-D (C, H, W) or 4-D (N, C, H, W)")
     spatial = _shape(x)[2:]
     size = _output_size(output_size, spatial, "adaptive_max_pool2d")
-    if None in spatial or any(n % s for n, s in zip(spatial, size)):
-        raise NotImplementedError(f"adaptive_max_pool2d: output size {size} that does not "
-                                  f"divide the input size {spatial} is not supported by "
-                                  "kernelgraph")
-    window = tuple(n // s for n, s in zip(spatial, size))
-    return _unbatched(O.max_pool2d(x, kernel_size=window, stride=window), added)
+    if None in spatial:
+        raise ValueError("adaptive_max_pool2d: the input's height and width must be known "
+                         "while the graph is built")
+    if not any(n % s for n, s in zip(spatial, size)):  # the windows tile the input
+        window = tuple(n // s for n, s in zip(spatial, size))
+        return _unbatched(O.max_pool2d(x, kernel_size=window, stride=window), added)
+    # Overlapping windows: a maximum is separable, so take each output row's window of rows,
+    # then each output column's window of columns (PyTorch's window bounds).
+    for axis, (n, s) in zip((2, 3), zip(spatial, size)):
+        pieces = []
+        for o in range(s):
+            start, end = (o * n) // s, -((-(o + 1) * n) // s)
+            index = (slice(None),) * axis + (slice(start, end),)
+            pieces.append(O.max(x[index], axis=axis, keepdims=True))
+        x = O.concat(pieces, axis=axis)
+    return _unbatched(x, added)
 
 
 # -- resampling ---------------------------------------------------------------------------

@@ -221,6 +221,36 @@ SAMPLES: dict[str, Sample] = {
                        np.array([[0, 0], [1, 0], [1, 1]]), np.array([1, 5, 6]), np.array([2, 2]),
                        normalize=True),
 }
+# Transposed convolution and the separable resampling maps (ops/conv_transpose.py,
+# ops/interpolate.py), drawn from a generator of their own so the samples above stay as they
+# were.
+_r = np.random.default_rng(30)
+_RESAMPLE = {  # op name -> attributes; each backward op takes (g, like) with the same ones
+    "upsample_nearest2d": {"size": (5, 3), "scales": None},
+    "upsample_bilinear2d": {"size": (5, 3), "align_corners": False, "scales": None},
+    "reflection_pad2d": {"padding": (2, 1, 0, 2)},
+    "replication_pad2d": {"padding": (1, 0, 2, 1)},
+    "adaptive_avg_pool2d": {"output_size": (2, 3)},
+}
+_RESAMPLED = {"upsample_nearest2d": (5, 3), "upsample_bilinear2d": (5, 3),
+              "reflection_pad2d": (5, 7), "replication_pad2d": (6, 5),
+              "adaptive_avg_pool2d": (2, 3)}
+SAMPLES["conv_transpose2d"] = S(_r.uniform(-1, 1, (1, 2, 3, 3)), _r.uniform(-1, 1, (2, 3, 2, 2)),
+                                _r.uniform(-1, 1, (3,)), stride=2, padding=1, output_padding=1)
+# grid_sample: points inside and outside the image, none on a pixel edge.
+_GRID = np.array([[[[-1.1, -0.93], [-0.61, 0.27]], [[0.37, -0.45], [0.83, 1.07]]]])
+SAMPLES["grid_sample"] = S(_r.uniform(-1, 1, (1, 2, 3, 4)), _GRID, mode="bilinear",
+                           align_corners=False)
+SAMPLES["grid_sample_backward_input"] = S(_r.uniform(-1, 1, (1, 2, 2, 2)),
+                                          _r.uniform(-1, 1, (1, 2, 3, 4)), _GRID,
+                                          mode="nearest", align_corners=True)
+SAMPLES["grid_sample_backward_grid"] = S(_r.uniform(-1, 1, (1, 2, 2, 2)),
+                                         _r.uniform(-1, 1, (1, 2, 3, 4)), _GRID,
+                                         mode="bilinear", align_corners=True)
+for _name, _attrs_ in _RESAMPLE.items():
+    SAMPLES[_name] = S(_r.uniform(-1, 1, (1, 2, 3, 4)), **_attrs_)
+    SAMPLES[_name + "_backward"] = S(_r.uniform(-1, 1, (1, 2, *_RESAMPLED[_name])),
+                                     _r.uniform(-1, 1, (1, 2, 3, 4)), diff=(0,), **_attrs_)
 
 
 def _ops_with(*traits) -> list[str]:

@@ -11,6 +11,10 @@ graph nodes).
   and the activations :class:`ReLU`, :class:`Tanh`, :class:`Sigmoid`, :class:`Softmax`,
   :class:`LogSoftmax`, :class:`Identity`, :class:`LeakyReLU`, :class:`GELU` ...;
 - normalisation: :class:`BatchNorm1d`, :class:`BatchNorm2d`, :class:`LayerNorm`;
+- more convolution, pooling and resampling (:mod:`.conv_more`, :mod:`.resampling`):
+  :class:`Conv1d`, :class:`ConvTranspose2d`, :class:`AdaptiveAvgPool2d`, :class:`Upsample`,
+  :class:`ReflectionPad2d`, :class:`PixelShuffle`, :class:`Dropout2d`,
+  :class:`InstanceNorm2d` ...;
 - losses: :class:`CrossEntropyLoss`, :class:`NLLLoss`, :class:`MSELoss`, :class:`L1Loss`,
   :class:`SmoothL1Loss`, :class:`BCELoss`, :class:`BCEWithLogitsLoss`;
 - recurrent: :class:`RNN`, :class:`LSTM`, :class:`GRU` (multi-layer, bidirectional, packed
@@ -36,6 +40,7 @@ from .activations import (
 )
 from .containers import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
 from .conv import AvgPool2d, Conv2d, GlobalAvgPool2d, MaxPool2d
+from .conv_more import *  # noqa: F403 - Conv1d, ConvTranspose2d, AdaptiveAvgPool2d ...
 from .layers import (
     Dropout,
     Embedding,
@@ -61,6 +66,7 @@ from .module import Module
 from .normalization import BatchNorm1d, BatchNorm2d, LayerNorm
 from .parameter import Parameter
 from .recurrent import GRU, LSTM, RNN, GRUCell
+from .resampling import *  # noqa: F403 - Upsample, ReflectionPad2d, Dropout2d ...
 from .rnn import LSTMCell, RNNCell, dynamic_rnn
 
 __all__ = ["AvgPool2d", "BCELoss", "BCEWithLogitsLoss", "BatchNorm1d", "BatchNorm2d", "Conv2d",
@@ -71,3 +77,4 @@ __all__ = ["AvgPool2d", "BCELoss", "BCEWithLogitsLoss", "BatchNorm1d", "BatchNor
            "RNN", "RNNCell", "ReLU", "ReLU6", "Sequential", "SiLU", "Sigmoid", "SmoothL1Loss",
            "Softmax", "Softmin", "Softplus", "Softsign", "Tanh", "dynamic_rnn", "functional",
            "init", "utils"]
+__all__ += conv_more.__all__ + resampling.__all__  # noqa: F405

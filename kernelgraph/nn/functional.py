@@ -25,6 +25,9 @@ from ..graph import Node, shape_str
 from ..ops import torch_random as R
 from ..ops.conv import _pair
 from ..static.variables import constant
+from . import functional_conv as _conv
+from .functional_conv import *  # noqa: F403 - conv1d, interpolate, dropout2d ... (its __all__)
+from .functional_conv import pad_edges
 
 __all__ = [
     "avg_pool2d", "binary_cross_entropy", "binary_cross_entropy_with_logits", "conv2d",
@@ -32,7 +35,7 @@ __all__ = [
     "linear", "log_softmax", "logsigmoid", "max_pool2d", "mse_loss", "nll_loss", "one_hot",
     "pad", "relu", "relu6", "sigmoid", "silu", "smooth_l1_loss", "softmax", "softmin",
     "softplus", "softsign", "tanh",
-]
+] + _conv.__all__
 
 _REDUCTIONS = ("mean", "sum", "none")
 
@@ -304,15 +307,18 @@ def one_hot(tensor_, num_classes: int = -1):
 
 
 def pad(input, pad, mode: str = "constant", value: float | None = None):  # noqa: A002
-    """Pad the last dims: ``pad = (left, right, top, bottom, ...)``, last dim first.
+    """Pad the last dims: ``pad = (left, right, top, bottom, ...)``, last dim first; mode
+    'constant' (``value``), or 'reflect' / 'replicate' of the last one or two dims.
 
     >>> import kernelgraph as kg
     >>> kg.nn.functional.pad(kg.ones(1, 2), (1, 0), value=0.0).tolist()
     [[0.0, 1.0, 1.0]]
     """
+    if mode in ("reflect", "replicate"):
+        return pad_edges(_t(input), pad, mode)
     if mode != "constant":
         raise NotImplementedError(f"F.pad: mode {mode!r} is not supported by kernelgraph "
-                                  "(only 'constant')")
+                                  "(only 'constant', 'reflect', 'replicate')")
     x = _t(input)
     shape = _shape(x)
     if len(pad) % 2 or shape is None or len(pad) // 2 > len(shape):

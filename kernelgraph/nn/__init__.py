@@ -21,7 +21,7 @@ graph nodes).
 - :mod:`kernelgraph.nn.functional` (``F``) and :mod:`kernelgraph.nn.init`.
 """
 
-from . import functional, init, utils
+from . import functional, init, parallel, utils
 from .activations import (
     ELU,
     GELU,
@@ -59,6 +59,7 @@ from .loss import (
 )
 from .module import Module
 from .normalization import BatchNorm1d, BatchNorm2d, LayerNorm
+from .parallel import DataParallel
 from .parameter import Parameter
 from .recurrent import GRU, LSTM, RNN, GRUCell
 from .rnn import LSTMCell, RNNCell, dynamic_rnn
@@ -71,3 +72,4 @@ __all__ = ["AvgPool2d", "BCELoss", "BCEWithLogitsLoss", "BatchNorm1d", "BatchNor
            "RNN", "RNNCell", "ReLU", "ReLU6", "Sequential", "SiLU", "Sigmoid", "SmoothL1Loss",
            "Softmax", "Softmin", "Softplus", "Softsign", "Tanh", "dynamic_rnn", "functional",
            "init", "utils"]
+__all__ += ["DataParallel", "parallel"]

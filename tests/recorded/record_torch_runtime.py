@@ -1,0 +1,132 @@
+"""Record PyTorch's runtime namespaces on a CPU-only machine into ``torch_runtime.json``
+(read by tests/test_torch_runtime.py): what ``torch.cuda`` / ``torch.accelerator`` /
+``torch.set_default_tensor_type`` do without a GPU, the ``torch.backends`` flags' defaults,
+``nn.DataParallel`` around a module, the samplers' indices, ``optim.LBFGS``'s steps, the
+distributions' ``log_prob``/``entropy`` and ``utils.checkpoint``'s gradients.
+
+Run with an environment that has torch (see README.md here)::
+
+    python tests/recorded/record_torch_runtime.py
+"""
+
+from __future__ import annotations
+
+import json
+import warnings
+from pathlib import Path
+
+
+def outcome(fn):
+    """``{"value": ...}`` or ``{"error": type name}``."""
+    try:
+        value = fn()
+    except Exception as e:  # noqa: BLE001 - recording what PyTorch raises
+        return {"error": type(e).__name__}
+    return {"value": value if isinstance(value, bool | int | float | str | None | list)
+            else repr(value)}
+
+
+def enter(cm):
+    def run():
+        with cm:
+            return "entered"
+    return run
+
+
+def cuda_cases(torch):
+    c, a = torch.cuda, torch.accelerator
+    return {
+        "is_available": outcome(c.is_available),
+        "device_count": outcome(c.device_count),
+        "manual_seed": outcome(lambda: c.manual_seed(0)),
+        "manual_seed_all": outcome(lambda: c.manual_seed_all(0)),
+        "current_device": outcome(c.current_device),
+        "set_device(0)": outcome(lambda: c.set_device(0)),
+        "set_device(-1)": outcome(lambda: c.set_device(-1)),
+        "set_device('cpu')": outcome(lambda: c.set_device("cpu")),
+        "with device(0)": outcome(enter(c.device(0))),
+        "with device(-1)": outcome(enter(c.device(-1))),
+        "FloatTensor([1.0])": outcome(lambda: c.FloatTensor([1.0])),
+        "LongTensor(2)": outcome(lambda: c.LongTensor(2)),
+        "get_device_name()": outcome(c.get_device_name),
+        "get_device_capability()": outcome(c.get_device_capability),
+        "is_bf16_supported()": outcome(c.is_bf16_supported),
+        "memory_allocated()": outcome(c.memory_allocated),
+        "memory_reserved()": outcome(c.memory_reserved),
+        "mem_get_info()": outcome(c.mem_get_info),
+        "accelerator.set_device_index(0)": outcome(lambda: a.set_device_index(0)),
+        "with accelerator.device_index(0)": outcome(enter(a.device_index(0))),
+        "with accelerator.device_index(None)": outcome(enter(a.device_index(None))),
+        "set_default_tensor_type(FloatTensor)": outcome(
+            lambda: torch.set_default_tensor_type(torch.FloatTensor)),
+        "set_default_tensor_type(cuda.FloatTensor)": outcome(
+            lambda: torch.set_default_tensor_type(torch.cuda.FloatTensor)),
+        "set_default_tensor_type('torch.cuda.FloatTensor')": outcome(
+            lambda: torch.set_default_tensor_type("torch.cuda.FloatTensor")),
+        "set_default_tensor_type(LongTensor)": outcome(
+            lambda: torch.set_default_tensor_type(torch.LongTensor)),
+    }
+
+
+def backends_cases(torch):
+    b = torch.backends
+    return {"cudnn.deterministic": b.cudnn.deterministic, "cudnn.benchmark": b.cudnn.benchmark,
+            "cudnn.enabled": b.cudnn.enabled, "cudnn.allow_tf32": b.cudnn.allow_tf32,
+            "cudnn.is_available()": b.cudnn.is_available(),
+            "cuda.matmul.allow_tf32": b.cuda.matmul.allow_tf32,
+            "mps.is_available()": b.mps.is_available(), "mps.is_built()": b.mps.is_built()}
+
+
+def data_parallel_cases(torch):
+    torch.manual_seed(0)
+    inner = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.ReLU(), torch.nn.Linear(4, 2))
+    net = torch.nn.DataParallel(inner)
+    x = torch.arange(6.0).reshape(2, 3)
+    return {"repr": repr(net), "state_dict_keys": list(net.state_dict()),
+            "device_ids": net.device_ids, "module_is_inner": net.module is inner,
+            "same_output": bool(torch.equal(net(x), inner(x))),
+            "has_output_device": hasattr(net, "output_device"),
+            "parameter_names": [n for n, _ in net.named_parameters()]}
+
+
+def sampler_cases(torch):
+    from torch.utils.data import DistributedSampler, WeightedRandomSampler
+    out = {"distributed": []}
+    for n, replicas, shuffle, drop_last, seed, epoch in [
+            (10, 3, False, False, 0, 0), (10, 3, True, False, 0, 0), (10, 3, True, False, 0, 1),
+            (10, 3, True, True, 5, 2), (2, 4, False, False, 0, 0), (7, 2, True, False, 3, 0)]:
+        for rank in range(replicas):
+            s = DistributedSampler(range(n), num_replicas=replicas, rank=rank, shuffle=shuffle,
+                                   seed=seed, drop_last=drop_last)
+            s.set_epoch(epoch)
+            out["distributed"].append({"n": n, "replicas": replicas, "rank": rank,
+                                       "shuffle": shuffle, "drop_last": drop_last,
+                                       "seed": seed, "epoch": epoch, "indices": list(s),
+                                       "len": len(s)})
+    out["weighted"] = []
+    for weights, num, replacement in [([0.1, 0.5, 0.4], 8, True), ([1, 2, 3, 4, 5], 3, False),
+                                      ([0.3, 0.7], 1, True)]:
+        g = torch.Generator().manual_seed(123)
+        out["weighted"].append({"weights": weights, "num_samples": num,
+                                "replacement": replacement,
+                                "indices": list(WeightedRandomSampler(weights, num, replacement,
+                                                                      generator=g))})
+    return out
+
+
+def main() -> None:
+    warnings.filterwarnings("ignore")
+    import torch
+
+    data = {"torch": torch.__version__, "cuda": cuda_cases(torch),
+            "backends": backends_cases(torch), "data_parallel": data_parallel_cases(torch),
+            "samplers": sampler_cases(torch)}
+    for name in ("lbfgs_cases", "distribution_cases", "checkpoint_cases"):
+        if name in globals():
+            data[name.removesuffix("_cases")] = globals()[name](torch)
+    path = Path(__file__).with_name("torch_runtime.json")
+    path.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()

@@ -50,6 +50,7 @@ _HELLO = struct.Struct("!4sII")  # magic, rank, world size
 _HEAD = struct.Struct("!4sQBBB8sB")  # magic, sequence, kind, op, src, dtype, ndim
 _DIM = struct.Struct("!Q")
 _KINDS = {1: "all_reduce", 2: "broadcast", 3: "barrier", 4: "all_gather"}
+_FAILED = 255  # rank 0 tells the others why a collective failed (the text as uint8 bytes)
 _NOT_INIT = "Default process group has not been initialized, please make sure to call " \
             "init_process_group."
 
@@ -243,6 +244,9 @@ def _recv(conn, n: int) -> bytes:
         except TimeoutError:
             raise TimeoutError("a peer of the process group did not answer within the "
                                "timeout") from None
+        except OSError as e:
+            raise RuntimeError(f"the process group's connection failed ({e}); did another "
+                               f"rank fail or exit?") from None
         if k == 0:
             raise RuntimeError("a peer of the process group closed its connection (did "
                                "another rank fail or exit?)")
@@ -262,6 +266,8 @@ def _receive(conn, expect: tuple, who: str) -> np.ndarray:
     if magic != _MAGIC:
         raise RuntimeError(f"process group: garbled message from {who}")
     shape = tuple(_DIM.unpack(_recv(conn, _DIM.size))[0] for _ in range(ndim))
+    if kind == _FAILED and ndim == 1:
+        raise RuntimeError(_recv(conn, shape[0]).decode("utf-8", "replace"))
     dtype = np.dtype(code.decode("ascii").strip())
     if dtype.kind not in "biuf" or dtype.hasobject:
         raise RuntimeError(f"process group: {who} sent dtype {dtype}; only bool, integer and "
@@ -284,7 +290,17 @@ def _exchange(array: np.ndarray, kind: int, op: int, src: int, combine) -> np.nd
     g.seq += 1
     expect = (g.seq, kind, op, src, array.dtype.str, array.shape)
     if g.rank == 0:
-        parts = [array] + [_receive(g.peers[r], expect, f"rank {r}") for r in range(1, g.world)]
+        try:
+            parts = [array] + [_receive(g.peers[r], expect, f"rank {r}")
+                               for r in range(1, g.world)]
+        except RuntimeError as e:  # every rank raises it, rather than waiting for rank 0
+            text = np.frombuffer(str(e).encode("utf-8"), np.uint8)
+            for conn in g.peers.values():
+                try:
+                    _send(conn, g.seq, _FAILED, 0, 0, text)
+                except OSError:
+                    pass
+            raise
         result = np.ascontiguousarray(combine(parts))
         for r in range(1, g.world):
             _send(g.peers[r], g.seq, kind, op, src, result)

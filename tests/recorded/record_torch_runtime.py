@@ -114,6 +114,49 @@ def sampler_cases(torch):
     return out
 
 
+def lbfgs_problem(torch, kind):
+    """The parameters and a loss function for an LBFGS case (the test builds the same)."""
+    if kind == "rosenbrock":
+        x = torch.tensor([-1.5, 2.0], requires_grad=True)
+        return [x], lambda: (1 - x[0]) ** 2 + 100 * (x[1] - x[0] ** 2) ** 2
+    w = torch.tensor([[0.1, -0.2, 0.3]], requires_grad=True)
+    b = torch.tensor([0.05], requires_grad=True)
+    xs = torch.linspace(-1.0, 1.0, 24).reshape(8, 3)
+    ys = torch.sin(xs @ torch.tensor([[0.5], [-1.0], [2.0]])) + 0.25
+    return [w, b], lambda: (((xs @ w.t() + b) - ys) ** 2).mean()
+
+
+LBFGS_CASES = [
+    {"problem": "rosenbrock", "steps": 4, "kwargs": {"lr": 1.0, "max_iter": 5, "history_size": 3}},
+    {"problem": "rosenbrock", "steps": 4,
+     "kwargs": {"lr": 1.0, "max_iter": 6, "history_size": 3, "line_search_fn": "strong_wolfe"}},
+    {"problem": "regression", "steps": 3, "kwargs": {"lr": 0.5, "max_iter": 4}},
+    {"problem": "regression", "steps": 2,
+     "kwargs": {"max_iter": 20, "line_search_fn": "strong_wolfe"}},
+]
+
+
+def lbfgs_cases(torch):
+    out = []
+    for case in LBFGS_CASES:
+        params, loss_fn = lbfgs_problem(torch, case["problem"])
+        opt = torch.optim.LBFGS(params, **case["kwargs"])
+
+        def closure(opt=opt, loss_fn=loss_fn):
+            opt.zero_grad()
+            loss = loss_fn()
+            loss.backward()
+            return loss
+        steps = []
+        for _ in range(case["steps"]):
+            loss = opt.step(closure)
+            st = opt.state[params[0]]
+            steps.append({"loss": float(loss), "params": [p.tolist() for p in params],
+                          "func_evals": st["func_evals"], "n_iter": st["n_iter"]})
+        out.append({**case, "trajectory": steps})
+    return out
+
+
 def main() -> None:
     warnings.filterwarnings("ignore")
     import torch

@@ -175,9 +175,9 @@ __all__ += [*_TORCH_NAMES, *eager.creation.__all__, *eager.legacy.__all__,
             *ops.closeness.__all__,
             *ops.linalg.__all__, *ops.shape_functions.__all__, *ops.torch_reduce.__all__]
 __all__ += ["RunMetadata", "RunOptions"]
-# torch.backends (cudnn flags), torch.set_default_tensor_type
-from . import backends  # noqa: E402
+# torch.backends (cudnn flags), torch.distributions, torch.set_default_tensor_type
+from . import backends, distributions  # noqa: E402
 from .default_type import set_default_tensor_type  # noqa: E402
 
-__all__ += ["backends", "set_default_tensor_type"]
+__all__ += ["backends", "distributions", "set_default_tensor_type"]
 __all__ = sorted(set(__all__))

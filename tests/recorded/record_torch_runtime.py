@@ -157,6 +157,78 @@ def lbfgs_cases(torch):
     return out
 
 
+PROBS = [[0.2, 0.3, 0.5], [0.1, 0.1, 0.8]]
+LOGITS = [[1.0, -0.5, 0.25, 2.0], [0.0, 0.0, 0.0, 0.0], [-3.0, 1.0, 4.0, 0.5]]
+
+
+def distribution_cases(torch):
+    from torch import distributions as D
+    out = {}
+    probs = torch.tensor(PROBS, requires_grad=True)
+    c = D.Categorical(probs=probs)
+    lp = c.log_prob(torch.tensor([2, 0]))
+    ent = c.entropy()
+    (lp.sum() + ent.sum()).backward()
+    torch.manual_seed(0)
+    out["categorical_probs"] = {"log_prob": lp.tolist(), "entropy": ent.tolist(),
+                                "grad": probs.grad.tolist(), "probs": c.probs.tolist(),
+                                "sample": c.sample((5,)).tolist(),
+                                "batch_shape": list(c.batch_shape)}
+    logits = torch.tensor(LOGITS, requires_grad=True)
+    c = D.Categorical(logits=logits)
+    lp = c.log_prob(torch.tensor([[3, 0, 2], [1, 1, 1]]))
+    ent = c.entropy()
+    (lp.sum() * 2 + ent.sum()).backward()
+    torch.manual_seed(1)
+    out["categorical_logits"] = {"log_prob": lp.tolist(), "entropy": ent.tolist(),
+                                 "grad": logits.grad.tolist(), "logits": c.logits.tolist(),
+                                 "sample": c.sample().tolist()}
+    loc = torch.tensor([0.0, 1.0, -2.0], requires_grad=True)
+    scale = torch.tensor([1.0, 0.5, 2.0], requires_grad=True)
+    n = D.Normal(loc, scale)
+    value = torch.tensor([0.3, 1.5, -1.0])
+    lp, ent = n.log_prob(value), n.entropy()
+    torch.manual_seed(2)
+    sample = n.sample((2,))
+    r = n.rsample((4,))
+    (lp.sum() + ent.sum() + (r ** 2).sum()).backward()
+    out["normal"] = {"log_prob": lp.tolist(), "entropy": ent.tolist(),
+                     "cdf": n.cdf(value).tolist(), "sample": sample.tolist(),
+                     "rsample": r.tolist(), "grad_loc": loc.grad.tolist(),
+                     "grad_scale": scale.grad.tolist()}
+    probs = torch.tensor([0.2, 0.0, 0.3, 0.5], requires_grad=True)
+    m = D.multinomial.Multinomial(6, probs=probs)
+    lp = m.log_prob(torch.tensor([[1.0, 0.0, 2.0, 3.0], [0.0, 0.0, 6.0, 0.0]]))
+    lp.sum().backward()
+    torch.manual_seed(3)
+    out["multinomial"] = {"log_prob": lp.tolist(), "grad": probs.grad.tolist(),
+                          "sample": m.sample((3,)).tolist(), "mean": m.mean.tolist()}
+    return out
+
+
+def checkpoint_cases(torch):
+    from torch.utils.checkpoint import checkpoint, checkpoint_sequential
+    out = {}
+    for ckpt in (False, True):
+        torch.manual_seed(0)
+        net = torch.nn.Sequential(torch.nn.Linear(3, 5), torch.nn.Tanh(), torch.nn.Dropout(0.3),
+                                  torch.nn.Linear(5, 2))
+        x = torch.linspace(-1.0, 1.0, 12).reshape(4, 3).requires_grad_()
+        y = checkpoint(net, x, use_reentrant=False) if ckpt else net(x)
+        (y ** 2).sum().backward()
+        out["checkpoint" if ckpt else "plain"] = {
+            "y": y.tolist(), "x_grad": x.grad.tolist(),
+            "grads": [p.grad.tolist() for p in net.parameters()]}
+    torch.manual_seed(0)
+    net = torch.nn.Sequential(*[torch.nn.Linear(3, 3) for _ in range(4)])
+    x = torch.linspace(-1.0, 1.0, 6).reshape(2, 3)
+    y = checkpoint_sequential(net, 2, x, use_reentrant=False)
+    y.sum().backward()
+    out["sequential"] = {"y": y.tolist(), "grads": [p.grad.tolist() for p in net.parameters()],
+                         "state": {k: v.tolist() for k, v in net.state_dict().items()}}
+    return out
+
+
 def main() -> None:
     warnings.filterwarnings("ignore")
     import torch

@@ -175,9 +175,13 @@ __all__ += [*_TORCH_NAMES, *eager.creation.__all__, *eager.legacy.__all__,
             *ops.closeness.__all__,
             *ops.linalg.__all__, *ops.shape_functions.__all__, *ops.torch_reduce.__all__]
 __all__ += ["RunMetadata", "RunOptions"]
-# torch.backends (cudnn flags), torch.distributions, torch.set_default_tensor_type
-from . import backends, distributions  # noqa: E402
+# torch.backends (cudnn flags), torch.distributions, torch.set_default_tensor_type,
+# torch.amp / torch.autocast, torch.compile, torch.profiler, torch.multiprocessing, torch.futures
+from . import amp, backends, distributions, futures, multiprocessing, profiler  # noqa: E402
+from .amp import autocast  # noqa: E402
+from .compiling import compile  # noqa: E402, A004 - torch.compile
 from .default_type import set_default_tensor_type  # noqa: E402
 
-__all__ += ["backends", "distributions", "set_default_tensor_type"]
+__all__ += ["amp", "autocast", "backends", "compile", "distributions", "futures",
+            "multiprocessing", "profiler", "set_default_tensor_type"]
 __all__ = sorted(set(__all__))

@@ -10,7 +10,8 @@ the wrapped module is ``.module``, ``state_dict()`` keys start with ``'module.'`
 outputs are those of the module.
 
 >>> import kernelgraph as kg
->>> net = kg.nn.DataParallel(kg.nn.Linear(2, 3))
+>>> device = "cuda" if kg.cuda.is_available() else "cpu"
+>>> net = kg.nn.DataParallel(kg.nn.Linear(2, 3).to(device))
 >>> list(net.state_dict()), type(net.module).__name__
 (['module.weight', 'module.bias'], 'Linear')
 >>> net(kg.ones(4, 2)).shape
@@ -89,7 +90,8 @@ def data_parallel(module: Module, inputs, device_ids=None, output_device=None, d
     :class:`DataParallel` would call it.
 
     >>> import kernelgraph as kg
-    >>> data_parallel(kg.nn.Linear(2, 1), kg.ones(3, 2)).shape
+    >>> device = "cuda" if kg.cuda.is_available() else "cpu"
+    >>> data_parallel(kg.nn.Linear(2, 1).to(device), kg.ones(3, 2)).shape
     torch.Size([3, 1])
     """
     if not isinstance(inputs, tuple):

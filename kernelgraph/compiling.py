@@ -8,9 +8,13 @@ computes the same ops). One compiled function is kept per ``train()``/``eval()``
 the module, since a trace freezes what dropout and batch norm did.
 
 As PyTorch's ``OptimizedModule``, the result holds the module as ``_orig_mod`` (so its
-``state_dict()`` keys start with ``'_orig_mod.'``). A module the tracer cannot follow
-(``kg.errors.TraceError``) runs eagerly from then on, with a warning, as PyTorch falls back
-on a graph break, unless ``fullgraph=True``, which raises. ``backend``, ``mode``,
+``state_dict()`` keys start with ``'_orig_mod.'``). Code that reads a tensor's value
+(``if x.sum() > 0:``) is traced once per outcome, with a ``TraceWarning`` (kg.function's
+guards), so results stay eager mode's; with ``fullgraph=True`` such a read raises
+``kg.errors.TraceError``, as a graph break does in PyTorch. Code no trace can hold (a
+``backward()`` inside ``forward``) raises ``TraceError`` naming the line, where PyTorch would
+run that part eagerly: kernelgraph's trace has already run the code once by then, and
+running it again would repeat its side effects. ``backend``, ``mode``,
 ``dynamic`` and ``options`` choose among PyTorch's compilers and are accepted and ignored:
 kernelgraph has one. Random ops in a compiled plan draw from ``kg.random``'s streams, not
 from PyTorch's generator (as PyTorch's compiled code uses its own generator, Philox).
@@ -27,9 +31,6 @@ from PyTorch's generator (as PyTorch's compiled code uses its own generator, Phi
 
 from __future__ import annotations
 
-import warnings
-
-from .errors import TraceError
 from .jit import function
 from .nn.module import Module
 
@@ -45,26 +46,15 @@ class OptimizedModule(Module):
         self._orig_mod = mod
         self.__dict__["_fullgraph"] = fullgraph
         self.__dict__["_compiled"] = {}  # the modules' training flags -> kg.function
-        self.__dict__["_eager"] = False
 
     def forward(self, *args, **kwargs):
-        if self._eager:
-            return self._orig_mod(*args, **kwargs)
         mode = tuple(m.training for m in self._orig_mod.modules())
         fn = self._compiled.get(mode)
         if fn is None:
             mod = self._orig_mod
-            fn = self._compiled[mode] = function(lambda *a, **k: mod(*a, **k))
-        try:
-            return fn(*args, **kwargs)
-        except TraceError as e:
-            if self._fullgraph:
-                raise
-            warnings.warn(f"torch.compile: kernelgraph cannot trace "
-                          f"{type(self._orig_mod).__name__} ({e}); running it eagerly",
-                          stacklevel=2)
-            self.__dict__["_eager"] = True
-            return self._orig_mod(*args, **kwargs)
+            fn = self._compiled[mode] = function(lambda *a, **k: mod(*a, **k),
+                                                 strict=self._fullgraph)
+        return fn(*args, **kwargs)
 
     def __getattr__(self, name):
         # as PyTorch's OptimizedModule: what the wrapper lacks, the module answers

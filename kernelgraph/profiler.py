@@ -59,7 +59,7 @@ class FunctionEventAvg:
     shapes, when grouped by them). Times in microseconds, as PyTorch's."""
 
     def __init__(self, key: str, input_shapes=()):
-        self.key, self.input_shapes = key, list(input_shapes)
+        self.key, self.input_shapes = key, [list(s) for s in input_shapes]
         self.count, self.cpu_time_total, self.self_cpu_time_total = 0, 0.0, 0.0
 
     def add(self, event: _Event) -> None:
@@ -144,7 +144,7 @@ class profile:  # noqa: N801 - PyTorch's name
             return
         shapes = ()
         if self.record_shapes:
-            shapes = tuple(list(getattr(x, "shape", ())) for x in getattr(node, "inputs", ()))
+            shapes = tuple(tuple(getattr(x, "shape", ())) for x in getattr(node, "inputs", ()))
         self.events.append(_Event(node.op.name, seconds, time.perf_counter(), shapes))
         if self._ranges:  # an op inside a range is part of its total, not of its self time
             self._ranges[-1].child_seconds += seconds

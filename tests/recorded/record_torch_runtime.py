@@ -229,6 +229,32 @@ def checkpoint_cases(torch):
     return out
 
 
+def amp_compile_cases(torch):
+    out = {}
+    s = torch.amp.GradScaler("cpu", enabled=False)
+    out["disabled"] = {"scale": s.get_scale(), "state_dict": s.state_dict(),
+                       "scaled": s.scale(torch.tensor(3.0)).item(), "enabled": s.is_enabled()}
+    w = torch.tensor([1.0, -2.0], requires_grad=True)
+    opt = torch.optim.SGD([w], lr=0.1)
+    s = torch.amp.GradScaler("cpu", init_scale=8.0, growth_interval=2)
+    steps = []
+    for k in range(4):
+        opt.zero_grad()
+        loss = (w * w).sum() * (float("inf") if k == 1 else 1.0)
+        s.scale(loss).backward()
+        s.step(opt)
+        s.update()
+        steps.append({"w": w.tolist(), "scale": s.get_scale()})
+    out["enabled"] = steps
+    out["autocast_disabled"] = outcome(enter(torch.autocast("cpu", enabled=False)))
+    out["autocast_float32"] = outcome(enter(torch.autocast("cpu", dtype=torch.float32)))
+    net = torch.compile(torch.nn.Linear(3, 2))
+    out["compile"] = {"state_dict_keys": list(net.state_dict()),
+                      "orig_is_module": isinstance(net._orig_mod, torch.nn.Linear),
+                      "in_features": net.in_features}
+    return out
+
+
 def main() -> None:
     warnings.filterwarnings("ignore")
     import torch
@@ -236,7 +262,7 @@ def main() -> None:
     data = {"torch": torch.__version__, "cuda": cuda_cases(torch),
             "backends": backends_cases(torch), "data_parallel": data_parallel_cases(torch),
             "samplers": sampler_cases(torch)}
-    for name in ("lbfgs_cases", "distribution_cases", "checkpoint_cases"):
+    for name in ("lbfgs_cases", "distribution_cases", "checkpoint_cases", "amp_compile_cases"):
         if name in globals():
             data[name.removesuffix("_cases")] = globals()[name](torch)
     path = Path(__file__).with_name("torch_runtime.json")

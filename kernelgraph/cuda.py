@@ -198,17 +198,22 @@ def _pool_attribute(name: str) -> int:
     if not is_available():
         return 0
     from numba import config
+    from numba import cuda as ncuda  # imported on first use (see _numba_device)
 
     if config.ENABLE_CUDASIM:
         return 0
-    try:
-        from cuda.bindings import driver as binding
-    except ImportError as e:
-        raise RuntimeError("memory statistics need numba-cuda's NVIDIA bindings "
-                           "(cuda.bindings), which are not installed") from e
-    _, pool = binding.cuDeviceGetDefaultMemPool(_state["index"])
+    manager = ncuda.current_context().memory_manager
+    if not getattr(manager, "stream_ordered", False):
+        raise RuntimeError("memory statistics come from CUDA's stream-ordered memory pool, "
+                           "which kernelgraph did not install here (NUMBA_CUDA_MEMORY_MANAGER "
+                           "is set, or numba-cuda's NVIDIA bindings are missing)")
+    from cuda.bindings import driver as binding
+
+    pool = manager.pool  # the device's default pool, which the manager allocates from
     attr = getattr(binding.CUmemPool_attribute, f"CU_MEMPOOL_ATTR_{name}")
-    _, value = binding.cuMemPoolGetAttribute(pool, attr)
+    err, value = binding.cuMemPoolGetAttribute(pool, attr)
+    if err != binding.CUresult.CUDA_SUCCESS:
+        raise RuntimeError(f"cuMemPoolGetAttribute failed: {err}")
     return int(getattr(value, "value", value))
 
 

@@ -28,13 +28,15 @@ from __future__ import annotations
 import enum
 import json
 import os
+import socket
 import sys
 import tempfile
 import time
 
 from . import autograd, trace
 
-__all__ = ["FunctionEventAvg", "ProfilerActivity", "profile", "record_function"]
+__all__ = ["FunctionEventAvg", "ProfilerActivity", "profile", "record_function",
+           "tensorboard_trace_handler"]
 
 
 class ProfilerActivity(enum.Enum):
@@ -227,6 +229,22 @@ class record_function:  # noqa: N801 - PyTorch's name
             p.events.append(event)
         self._open = []
         return False
+
+
+def tensorboard_trace_handler(dir_name: str, worker_name: str | None = None,
+                              use_gzip: bool = False):
+    """An ``on_trace_ready`` that writes the profile as a Chrome trace into ``dir_name``
+    (``<worker>.<milliseconds>.pt.trace.json``, the name PyTorch's handler gives it, which
+    TensorBoard's profiler plugin and Perfetto read)."""
+    if use_gzip:
+        raise ValueError("tensorboard_trace_handler: use_gzip=True is not supported")
+
+    def handler(prof: profile) -> None:
+        os.makedirs(dir_name, exist_ok=True)
+        name = worker_name or f"{socket.gethostname()}_{os.getpid()}"
+        prof.export_chrome_trace(os.path.join(
+            dir_name, f"{name}.{int(time.time() * 1000)}.pt.trace.json"))
+    return handler
 
 
 # torch.autograd.profiler is the same profiler (profile, record_function) under its old path

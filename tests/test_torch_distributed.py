@@ -158,8 +158,28 @@ def test_ddp_no_sync_gradients_are_averaged_by_the_next_backward():
         np.testing.assert_allclose(x["bias"], bias, rtol=1e-5, atol=1e-6)
 
 
+def _tutorial_worker(rank, world_size, port, out):
+    # PyTorch's "Writing Distributed Applications" tutorial: spawn, env://, all_reduce
+    os.environ["MASTER_ADDR"], os.environ["MASTER_PORT"] = "localhost", str(port)
+    dist.init_process_group("gloo", rank=rank, world_size=world_size)
+    t = kg.ones(1) * (rank + 1)
+    dist.all_reduce(t, op=dist.ReduceOp.SUM)
+    with open(f"{out}.{rank}", "w") as f:
+        json.dump({"rank": dist.get_rank(), "value": t.tolist()}, f)
+    dist.destroy_process_group()
+
+
+def test_spawned_processes_meet_as_in_pytorchs_tutorial(tmp_path):
+    import kernelgraph.multiprocessing as mp
+    out = str(tmp_path / "r")
+    mp.spawn(_tutorial_worker, args=(2, _free_port(), out), nprocs=2, join=True)
+    got = [json.loads(Path(f"{out}.{r}").read_text()) for r in range(2)]
+    assert got == [{"rank": 0, "value": [3.0]}, {"rank": 1, "value": [3.0]}]
+
+
 def test_a_single_process_group_and_its_errors(monkeypatch):
     assert dist.is_available() and not dist.is_initialized()
+    assert dist.get_default_backend_for_device("cpu") == "gloo"
     with pytest.raises(ValueError, match="Default process group has not been initialized"):
         dist.get_rank()
     with pytest.raises(ValueError, match="Default process group has not been initialized"):

@@ -195,6 +195,12 @@ def test_autograd_profiler_is_the_same_profiler(tmp_path):
     events = json.loads(path.read_text())["traceEvents"]
     assert {e["name"] for e in events} == set(keys)
     assert "step" in prof.table()
+    with kg.profiler.profile(on_trace_ready=kg.profiler.tensorboard_trace_handler(
+            str(tmp_path / "tb"), worker_name="w0")):
+        kg.ones(2) * 3.0
+    (written,) = (tmp_path / "tb").iterdir()
+    assert written.name.startswith("w0.") and written.name.endswith(".pt.trace.json")
+    assert [e["name"] for e in json.loads(written.read_text())["traceEvents"]] == ["mul"]
 
 
 # -- multiprocessing and futures ---------------------------------------------------------------

@@ -41,7 +41,8 @@ from ..eager.grad_mode import no_grad
 from ..eager.tensors import Tensor
 
 __all__ = ["ReduceOp", "Work", "all_gather", "all_reduce", "barrier", "broadcast",
-           "destroy_process_group", "get_backend", "get_rank", "get_world_size",
+           "destroy_process_group", "get_backend", "get_default_backend_for_device", "get_rank",
+           "get_world_size",
            "init_process_group", "is_available", "is_gloo_available", "is_initialized",
            "is_nccl_available"]
 
@@ -126,6 +127,15 @@ def get_world_size(group=None) -> int:
 
 def get_backend(group=None) -> str:
     _current()
+    return "gloo"
+
+
+def get_default_backend_for_device(device) -> str:
+    """``'gloo'``, for every device: kernelgraph's one backend (a CUDA tensor is copied to
+    the host to cross the wire; PyTorch would name NCCL for CUDA)."""
+    kind = str(getattr(device, "type", device)).split(":")[0]
+    if kind not in ("cpu", "cuda"):
+        raise ValueError(f"unknown device {device!r}: expected 'cpu' or 'cuda'")
     return "gloo"
 
 

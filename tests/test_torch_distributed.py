@@ -204,7 +204,10 @@ def test_a_single_process_group_and_its_errors(monkeypatch):
 
 def test_a_missing_rank_times_out_with_a_clear_error():
     import datetime
+    address = f"tcp://127.0.0.1:{_free_port()}"
     with pytest.raises(TimeoutError, match="waiting for 1 more rank"):
-        dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{_free_port()}",
-                                rank=0, world_size=2, timeout=datetime.timedelta(seconds=1))
+        dist.init_process_group("gloo", init_method=address, rank=0, world_size=2,
+                                timeout=datetime.timedelta(seconds=1))
     assert not dist.is_initialized()
+    dist.init_process_group("gloo", init_method=address, rank=0, world_size=1)  # port freed
+    dist.destroy_process_group()

@@ -48,7 +48,7 @@ __all__ = ["ReduceOp", "Work", "all_gather", "all_reduce", "barrier", "broadcast
 
 _MAGIC = b"KGPG"
 _HELLO = struct.Struct("!4sII")  # magic, rank, world size
-_HEAD = struct.Struct("!4sQBBB8sB")  # magic, sequence, kind, op, src, dtype, ndim
+_HEAD = struct.Struct("!4sQBBH8sB")  # magic, sequence, kind, op, src, dtype, ndim
 _DIM = struct.Struct("!Q")
 _KINDS = {1: "all_reduce", 2: "broadcast", 3: "barrier", 4: "all_gather"}
 _FAILED = 255  # rank 0 tells the others why a collective failed (the text as uint8 bytes)
@@ -194,29 +194,36 @@ def init_process_group(backend: str | None = None, init_method: str | None = Non
     host, port, rank, world = _address(init_method, rank, world_size)
     wait = (timeout or datetime.timedelta(minutes=30)).total_seconds()
     deadline = time.monotonic() + wait
-    peers, server = {}, None
+    if world > 65535:
+        raise ValueError(f"world_size {world} is more than this process group handles (65535)")
+    peers: dict = {}
+    server = None
+    try:
+        server = _meet(host, port, rank, world, wait, deadline, peers)
+    except BaseException:
+        for conn in peers.values():
+            conn.close()
+        if server is not None:
+            server.close()
+        raise
+    for conn in peers.values():
+        conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    _group.append(_Group(rank, world, peers, server, wait))
+
+
+def _meet(host, port, rank, world, wait, deadline, peers):
+    """Rank 0 listens and waits for every other rank's hello, then answers them all; another
+    rank connects (retrying until ``deadline``) and waits for that answer. Returns rank 0's
+    listening socket (None elsewhere); fills ``peers``."""
     if rank == 0:
         server = socket.create_server((host, port), reuse_port=False)
-        server.settimeout(wait)
-        while len(peers) < world - 1:
-            _left(deadline, f"waiting for {world - 1 - len(peers)} more rank(s) at "
-                            f"{host}:{port}")
-            server.settimeout(max(deadline - time.monotonic(), 0.001))
-            try:
-                conn, _ = server.accept()
-            except TimeoutError:
-                continue
-            conn.settimeout(wait)
-            magic, r, w = _HELLO.unpack(_recv(conn, _HELLO.size))
-            if magic != _MAGIC or w != world or not 0 < r < world or r in peers:
-                conn.close()
-                raise RuntimeError(f"rank 0: a peer introduced itself as rank {r} of world "
-                                   f"size {w}; expected a new rank in 1 .. {world - 1} of "
-                                   f"world size {world}")
-            peers[r] = conn
-        for conn in peers.values():
-            conn.sendall(_HELLO.pack(_MAGIC, 0, world))
-    elif world > 1:
+        try:
+            _listen(server, host, port, world, wait, deadline, peers)
+        except BaseException:
+            server.close()
+            raise
+        return server
+    if world > 1:
         while True:
             try:
                 conn = socket.create_connection((host, port), timeout=wait)
@@ -224,13 +231,32 @@ def init_process_group(backend: str | None = None, init_method: str | None = Non
             except OSError:
                 _left(deadline, f"rank {rank} connecting to rank 0 at {host}:{port}")
                 time.sleep(0.05)
+        peers[0] = conn
         conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         conn.sendall(_HELLO.pack(_MAGIC, rank, world))
         _recv(conn, _HELLO.size)  # rank 0 answers once every rank is in
-        peers[0] = conn
+    return None
+
+
+def _listen(server, host, port, world, wait, deadline, peers) -> None:
+    while len(peers) < world - 1:
+        _left(deadline, f"waiting for {world - 1 - len(peers)} more rank(s) at "
+                        f"{host}:{port}")
+        server.settimeout(max(deadline - time.monotonic(), 0.001))
+        try:
+            conn, _ = server.accept()
+        except TimeoutError:
+            continue
+        conn.settimeout(wait)
+        magic, r, w = _HELLO.unpack(_recv(conn, _HELLO.size))
+        if magic != _MAGIC or w != world or not 0 < r < world or r in peers:
+            conn.close()
+            raise RuntimeError(f"rank 0: a peer introduced itself as rank {r} of world "
+                               f"size {w}; expected a new rank in 1 .. {world - 1} of "
+                               f"world size {world}")
+        peers[r] = conn
     for conn in peers.values():
-        conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-    _group.append(_Group(rank, world, peers, server, wait))
+        conn.sendall(_HELLO.pack(_MAGIC, 0, world))
 
 
 def _left(deadline: float, what: str) -> None:

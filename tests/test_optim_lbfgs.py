@@ -49,6 +49,8 @@ def test_lbfgs_refuses_what_pytorch_refuses():
         kg.optim.LBFGS([x], lr=-1.0)
     with pytest.raises(ValueError, match="parameter groups"):
         kg.optim.LBFGS([{"params": [x]}, {"params": [kg.zeros(1, requires_grad=True)]}])
+    with pytest.raises(NotImplementedError, match="eager mode only"):
+        kg.optim.LBFGS([x]).minimize(x.sum())
     with pytest.raises(TypeError):
         kg.optim.LBFGS([x]).step()  # PyTorch's step(closure) has no default either
     with pytest.raises(RuntimeError, match="needs a closure"):

@@ -169,6 +169,11 @@ class LBFGS(Optimizer):
             raise ValueError("LBFGS doesn't support per-parameter options (parameter groups)")
         super().add_param_group(param_group)
 
+    def minimize(self, *args, **kwargs):
+        raise NotImplementedError("LBFGS runs in eager mode only: each step re-evaluates the "
+                                  "loss through a closure, which a static graph cannot call "
+                                  "(use a first-order optimizer's minimize())")
+
     def _gather_flat_grad(self) -> np.ndarray:
         views = [np.zeros(p.numel(), self._dtype) if p.grad is None
                  else devices.to_numpy(p.grad._array).reshape(-1) for p in self._plist]

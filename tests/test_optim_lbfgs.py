@@ -70,3 +70,30 @@ def test_lbfgs_stops_at_once_at_a_minimum():
         return loss
     assert float(opt.step(closure)) == 0.0 and len(calls) == 1
     assert x.tolist() == [1.0, 2.0]
+
+
+def test_lbfgs_state_dict_resumes_the_same_steps(recorded):
+    case = recorded("torch_runtime")["lbfgs"][0]  # Rosenbrock, history 3: pairs dropped
+
+    def make():
+        params, loss_fn = problem(case["problem"])
+        opt = kg.optim.LBFGS(params, **case["kwargs"])
+
+        def closure():
+            opt.zero_grad()
+            loss = loss_fn()
+            loss.backward()
+            return loss
+        return params, opt, closure
+    params, opt, closure = make()
+    opt.step(closure)
+    saved, values = opt.state_dict(), [p.detach().clone() for p in params]
+    opt.step(closure)
+    params2, opt2, closure2 = make()
+    with kg.no_grad():
+        for p, v in zip(params2, values, strict=True):
+            p.copy_(v)
+    opt2.load_state_dict(saved)
+    opt2.step(closure2)
+    assert [p.tolist() for p in params2] == [p.tolist() for p in params]
+    assert [p.tolist() for p in params] == case["trajectory"][1]["params"]

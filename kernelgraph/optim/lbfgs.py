@@ -41,6 +41,14 @@ def _axpy(x: np.ndarray, alpha, y: np.ndarray) -> np.ndarray:
     return wide.astype(x.dtype)
 
 
+def _copy(value):
+    if isinstance(value, np.ndarray):
+        return value.copy()
+    if isinstance(value, list):
+        return [_copy(v) for v in value]
+    return value
+
+
 def _cubic_interpolate(x1, f1, g1, x2, f2, g2, bounds=None):
     # the minimiser of the cubic through (x1, f1, g1) and (x2, f2, g2), within bounds
     if bounds is not None:
@@ -173,6 +181,26 @@ class LBFGS(Optimizer):
         raise NotImplementedError("LBFGS runs in eager mode only: each step re-evaluates the "
                                   "loss through a closure, which a static graph cannot call "
                                   "(use a first-order optimizer's minimize())")
+
+    def state_dict(self) -> dict:
+        """PyTorch's layout; the state (iteration counts, the direction, the history lists)
+        is kept as it is, copied: NumPy arrays and numbers, as PyTorch keeps its tensors and
+        numbers."""
+        groups = [{**self._group_hyper(g), "params": list(range(len(g["params"])))}
+                  for g in self.param_groups]
+        state = self.state.get(self._plist[0])
+        copied = {0: {k: _copy(v) for k, v in state.items()}} if state else {}
+        return {"state": copied, "param_groups": groups}
+
+    def load_state_dict(self, state_dict: dict) -> None:
+        """Restore what :meth:`state_dict` returned."""
+        (saved,) = state_dict["param_groups"]
+        if len(saved["params"]) != len(self._plist):
+            raise ValueError("loaded state dict contains a parameter group that doesn't match "
+                             "the size of optimizer's group")
+        self.param_groups[0].update({k: v for k, v in saved.items() if k != "params"})
+        for k, s in state_dict["state"].items():
+            self.state[self._plist[int(k)]] = {n: _copy(v) for n, v in s.items()}
 
     def _gather_flat_grad(self) -> np.ndarray:
         views = [np.zeros(p.numel(), self._dtype) if p.grad is None

@@ -25,6 +25,7 @@ profiler is active.
 
 from __future__ import annotations
 
+import contextlib
 import enum
 import json
 import os
@@ -201,8 +202,12 @@ class profile:  # noqa: N801 - PyTorch's name
         os.replace(tmp, path)
 
 
-class record_function:  # noqa: N801 - PyTorch's name
-    """``with record_function("name"):`` times the block as one event named ``name``."""
+class record_function(contextlib.ContextDecorator):  # noqa: N801 - PyTorch's name
+    """``with record_function("name"):`` (or ``@record_function("name")`` on a function)
+    times the block as one event named ``name``."""
+
+    def _recreate_cm(self):
+        return record_function(self.name)  # each decorated call times its own range
 
     def __init__(self, name: str, args=None):
         if not isinstance(name, str):

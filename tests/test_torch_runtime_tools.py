@@ -190,6 +190,14 @@ def test_autograd_profiler_is_the_same_profiler(tmp_path):
         kg.ones(3) + kg.ones(3)
     keys = [r.key for r in prof.key_averages()]
     assert keys[0] == "step" and "add" in keys
+
+    @record_function("helper")
+    def helper():
+        return kg.ones(2) * 2.0
+    with profile() as prof2:
+        helper()
+        helper()
+    assert {r.key: r.count for r in prof2.key_averages()} == {"helper": 2, "mul": 2}
     path = tmp_path / "trace.json"
     prof.export_chrome_trace(str(path))
     events = json.loads(path.read_text())["traceEvents"]

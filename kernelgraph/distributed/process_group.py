@@ -22,6 +22,23 @@ the processes meet through TCP:
 
 The backend is called ``'gloo'`` as PyTorch's CPU backend is (``'nccl'`` is refused: there is
 no NCCL here). ``ReduceOp.AVG``, which PyTorch's gloo refuses, is allowed.
+
+PyTorch's tutorial, on kernelgraph (``import kernelgraph as torch``)::
+
+    import os
+    import kernelgraph as torch
+    import kernelgraph.distributed as dist
+    import kernelgraph.multiprocessing as mp
+
+    def run(rank, world_size):
+        os.environ["MASTER_ADDR"], os.environ["MASTER_PORT"] = "localhost", "29500"
+        dist.init_process_group("gloo", rank=rank, world_size=world_size)
+        model = torch.nn.parallel.DistributedDataParallel(torch.nn.Linear(10, 1))
+        ...                                  # each rank trains on its share of the data
+        dist.destroy_process_group()
+
+    if __name__ == "__main__":
+        mp.spawn(run, args=(2,), nprocs=2, join=True)
 """
 
 from __future__ import annotations

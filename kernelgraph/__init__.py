@@ -180,4 +180,13 @@ __all__ += [*_TORCH_NAMES, *eager.creation.__all__, *eager.legacy.__all__,
 __all__ += [*ops.torch_tensor_ops.__all__, *eager.tensor_extras.__all__,
             *ops.torch_bitwise.__all__]
 __all__ += ["RunMetadata", "RunOptions"]
+# torch.backends (cudnn flags), torch.distributions, torch.set_default_tensor_type,
+# torch.amp / torch.autocast, torch.compile, torch.profiler, torch.multiprocessing, torch.futures
+from . import amp, backends, distributions, futures, multiprocessing, profiler  # noqa: E402
+from .amp import autocast  # noqa: E402
+from .compiling import compile  # noqa: E402, A004 - torch.compile
+from .default_type import set_default_tensor_type  # noqa: E402
+
+__all__ += ["amp", "autocast", "backends", "compile", "distributions", "futures",
+            "multiprocessing", "profiler", "set_default_tensor_type"]
 __all__ = sorted(set(__all__))

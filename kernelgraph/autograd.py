@@ -20,7 +20,9 @@
 
 from __future__ import annotations
 
+import sys
 import time
+import types
 
 import numpy as np
 
@@ -282,3 +284,11 @@ def gradcheck(func, inputs, *, eps: float = 1e-6, atol: float = 1e-5, rtol: floa
                 raise RuntimeError(f"Jacobian mismatch for output {k} with respect to input "
                                    f"{i},\nnumerical:{numerical}\nanalytical:{analytical[i]}\n")
     return True
+
+
+# PyTorch's module path torch.autograd.function (``from torch.autograd.function import
+# Function``): a module of this module's two classes, importable by that name
+function = types.ModuleType(f"{__name__}.function", "``torch.autograd.function``: "
+                            ":class:`Function` and :class:`FunctionCtx`.")
+function.Function, function.FunctionCtx = Function, FunctionCtx
+sys.modules[function.__name__] = function

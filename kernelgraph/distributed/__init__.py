@@ -31,11 +31,16 @@ sub-plan per worker of a Dask cluster (``pip install 'kernelgraph[distributed]'`
   (:mod:`.metadata`, :mod:`.timeline`).
 
 Dask itself is imported only when a pool is started or connected.
+
+PyTorch's process group (``torch.distributed``: ``init_process_group``, ``all_reduce``,
+``broadcast``, ``barrier``, ``get_rank`` ...) lives beside the pool, in
+:mod:`.process_group`: the same program in several processes meeting over TCP, for
+``nn.parallel.DistributedDataParallel``.
 """
 
 from __future__ import annotations
 
-from . import metadata, partition, replicas, runner, timeline, transfer, worker
+from . import metadata, partition, process_group, replicas, runner, timeline, transfer, worker
 from .cluster import Cluster, connect, local
 from .metadata import RunMetadata, RunOptions
 from .replicas import ClusterSpec, DataParallel, average_gradients, replica_device_setter
@@ -47,3 +52,7 @@ __all__ = ["Cluster", "ClusterSpec", "DataParallel", "DeadlineExceededError", "R
            "partition", "replica_device_setter", "replicas", "runner", "timeline", "transfer",
            "worker"]
 __all__ += ["Timeline"]
+from .process_group import *  # noqa: E402, F403 - torch.distributed's process group names
+from .process_group import __all__ as _pg_all  # noqa: E402
+
+__all__ += ["process_group", *_pg_all]

@@ -25,7 +25,7 @@ graph nodes).
 - :mod:`kernelgraph.nn.functional` (``F``) and :mod:`kernelgraph.nn.init`.
 """
 
-from . import functional, init, utils
+from . import functional, init, parallel, utils
 from .activations import (
     ELU,
     GELU,
@@ -64,6 +64,7 @@ from .loss import (
 )
 from .module import Module
 from .normalization import BatchNorm1d, BatchNorm2d, LayerNorm
+from .parallel import DataParallel
 from .parameter import Parameter
 from .recurrent import GRU, LSTM, RNN, GRUCell
 from .resampling import *  # noqa: F403 - Upsample, ReflectionPad2d, Dropout2d ...
@@ -78,3 +79,4 @@ __all__ = ["AvgPool2d", "BCELoss", "BCEWithLogitsLoss", "BatchNorm1d", "BatchNor
            "Softmax", "Softmin", "Softplus", "Softsign", "Tanh", "dynamic_rnn", "functional",
            "init", "utils"]
 __all__ += conv_more.__all__ + resampling.__all__  # noqa: F405
+__all__ += ["DataParallel", "parallel"]

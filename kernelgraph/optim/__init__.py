@@ -33,7 +33,9 @@ in both modes.
 
 from . import lr_scheduler
 from .algorithms import SGD, Adadelta, Adagrad, Adam, AdamW, RMSprop
+from .lbfgs import LBFGS
 from .optimizer import GraphUpdates, Optimizer
 
 __all__ = ["SGD", "Adadelta", "Adagrad", "Adam", "AdamW", "GraphUpdates", "Optimizer", "RMSprop",
            "lr_scheduler"]
+__all__ += ["LBFGS"]  # eager mode only: its closure re-evaluates the loss

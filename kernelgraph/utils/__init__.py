@@ -1,5 +1,5 @@
 """``kg.utils`` (``torch.utils``): :mod:`kernelgraph.utils.data`, PyTorch's datasets and
-data loaders.
+data loaders, and :mod:`kernelgraph.utils.checkpoint` (recompute in backward).
 
 >>> import kernelgraph as kg
 >>> from kernelgraph.utils.data import DataLoader, TensorDataset
@@ -7,6 +7,6 @@ data loaders.
 3
 """
 
-from . import data
+from . import checkpoint, data
 
-__all__ = ["data"]
+__all__ = ["checkpoint", "data"]

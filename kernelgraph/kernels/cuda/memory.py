@@ -50,6 +50,8 @@ class StreamOrderedMemoryManager(HostOnlyCUDAMemoryManager):
     """numba's device allocations from the device's default CUDA memory pool (see the module
     docstring); pinned and mapped host memory stay numba's own (``HostOnly``)."""
 
+    stream_ordered = True  # how kg.cuda.memory_allocated knows the pool holds the memory
+
     def initialize(self):
         self.pool = driver.cuDeviceGetDefaultMemPool(self.context.device.id)
         driver.cuMemPoolSetAttribute(

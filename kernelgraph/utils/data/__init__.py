@@ -10,6 +10,7 @@ batches and PyTorch's random draws.
 [(2, 2), (2, 2)]
 """
 
+from . import dataloader, distributed, sampler
 from .dataset import ConcatDataset, Dataset, IterableDataset, Subset, TensorDataset, random_split
 from .loader import (
     BatchSampler,
@@ -24,3 +25,8 @@ from .loader import (
 __all__ = ["BatchSampler", "ConcatDataset", "DataLoader", "Dataset", "IterableDataset",
            "RandomSampler", "Sampler", "SequentialSampler", "Subset", "SubsetRandomSampler",
            "TensorDataset", "default_collate", "random_split"]
+from .distributed import DistributedSampler  # noqa: E402
+from .sampler import WeightedRandomSampler  # noqa: E402
+
+__all__ += ["DistributedSampler", "WeightedRandomSampler", "dataloader", "distributed",
+            "sampler"]

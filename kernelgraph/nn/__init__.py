@@ -11,6 +11,9 @@ graph nodes).
   and the activations :class:`ReLU`, :class:`Tanh`, :class:`Sigmoid`, :class:`Softmax`,
   :class:`LogSoftmax`, :class:`Identity`, :class:`LeakyReLU`, :class:`GELU` ...;
 - normalisation: :class:`BatchNorm1d`, :class:`BatchNorm2d`, :class:`LayerNorm`;
+- attention: :class:`MultiheadAttention`, :class:`Transformer`, :class:`TransformerEncoder`,
+  :class:`TransformerDecoder` and their layers; :class:`PReLU`, :class:`EmbeddingBag`,
+  :class:`LazyLinear`;
 - losses: :class:`CrossEntropyLoss`, :class:`NLLLoss`, :class:`MSELoss`, :class:`L1Loss`,
   :class:`SmoothL1Loss`, :class:`BCELoss`, :class:`BCEWithLogitsLoss`;
 - recurrent: :class:`RNN`, :class:`LSTM`, :class:`GRU` (multi-layer, bidirectional, packed
@@ -18,7 +21,8 @@ graph nodes).
   :func:`dynamic_rnn`;
 - :mod:`kernelgraph.nn.utils` (``clip_grad_norm_``, ``clip_grad_value_``) and
   :mod:`kernelgraph.nn.utils.rnn` (``pack_padded_sequence`` and friends);
-- :mod:`kernelgraph.nn.functional` (``F``) and :mod:`kernelgraph.nn.init`.
+- :mod:`kernelgraph.nn.functional` (``F``) and :mod:`kernelgraph.nn.init`;
+- :mod:`kernelgraph.nn.modules`: PyTorch's module paths (``torch.nn.modules.linear.Linear``).
 """
 
 from . import functional, init, utils
@@ -34,8 +38,10 @@ from .activations import (
     Softplus,
     Softsign,
 )
+from .attention import MultiheadAttention, NonDynamicallyQuantizableLinear
 from .containers import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
 from .conv import AvgPool2d, Conv2d, GlobalAvgPool2d, MaxPool2d
+from .extras import EmbeddingBag, LazyLinear, NLLLoss2d, PReLU
 from .layers import (
     Dropout,
     Embedding,
@@ -62,6 +68,13 @@ from .normalization import BatchNorm1d, BatchNorm2d, LayerNorm
 from .parameter import Parameter
 from .recurrent import GRU, LSTM, RNN, GRUCell
 from .rnn import LSTMCell, RNNCell, dynamic_rnn
+from .transformer import (
+    Transformer,
+    TransformerDecoder,
+    TransformerDecoderLayer,
+    TransformerEncoder,
+    TransformerEncoderLayer,
+)
 
 __all__ = ["AvgPool2d", "BCELoss", "BCEWithLogitsLoss", "BatchNorm1d", "BatchNorm2d", "Conv2d",
            "CrossEntropyLoss", "Dropout", "ELU", "Embedding", "Flatten", "GELU", "GRU", "GRUCell",
@@ -71,3 +84,8 @@ __all__ = ["AvgPool2d", "BCELoss", "BCEWithLogitsLoss", "BatchNorm1d", "BatchNor
            "RNN", "RNNCell", "ReLU", "ReLU6", "Sequential", "SiLU", "Sigmoid", "SmoothL1Loss",
            "Softmax", "Softmin", "Softplus", "Softsign", "Tanh", "dynamic_rnn", "functional",
            "init", "utils"]
+__all__ += ["EmbeddingBag", "LazyLinear", "MultiheadAttention", "NLLLoss2d",
+            "NonDynamicallyQuantizableLinear", "PReLU", "Transformer", "TransformerDecoder",
+            "TransformerDecoderLayer", "TransformerEncoder", "TransformerEncoderLayer", "modules"]
+
+from . import modules  # noqa: E402 - PyTorch's module paths re-export the classes above

@@ -105,6 +105,7 @@ from .eager.printing import *  # noqa: E402, F403 - Size, set_printoptions ...
 from .eager.random_creation import *  # noqa: E402, F403 - rand randn randint randperm normal
 from .ops.casting import *  # noqa: E402, F403 - can_cast (the out= casting rule)
 from .ops.closeness import *  # noqa: E402, F403 - allclose isclose
+from .ops.einsum import *  # noqa: E402, F403 - einsum, composed of the ops above
 from .ops.linalg import *  # noqa: E402, F403 - mm bmm dot outer addmm
 from .ops.shape_functions import *  # noqa: E402, F403 - cat chunk split squeeze unsqueeze ...
 from .ops.torch_random import (  # noqa: E402 - PyTorch's CPU generator and its seeding

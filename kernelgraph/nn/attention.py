@@ -55,6 +55,8 @@ def additive_mask(mask, ref, allowed_when_true: bool):
     if mask is None:
         return None
     mask = as_input("attention mask", mask)
+    if isinstance(mask, Tensor) and isinstance(ref, Node) and not isinstance(ref, Tensor):
+        mask = _const(ref, mask.detach().cpu().numpy())  # a mask given as values
     if not _is_bool(mask):
         return mask
     blocked = O.logical_not(mask) if allowed_when_true else mask
@@ -211,7 +213,7 @@ class MultiheadAttention(Module):
                                "the Transformer module method `generate_square_subsequent_mask` "
                                "to create this mask.")
         if rank == 2:  # unbatched: a batch of one, removed again at the end
-            query, key, value = (O.reshape(t, shape=(s[0], 1, s[1]))
+            query, key, value = (O.reshape(t, shape=(-1, 1, s[1]))
                                  for t, s in zip((query, key, value), shapes, strict=True))
             if key_padding_mask is not None:
                 key_padding_mask = O.reshape(as_input(what, key_padding_mask), shape=(1, -1))
@@ -220,7 +222,7 @@ class MultiheadAttention(Module):
         out, weights = self._attend(query, key, value, key_padding_mask, need_weights,
                                     attn_mask, average_attn_weights)
         if rank == 2:
-            out = O.reshape(out, shape=(shape_of(out)[0], self.embed_dim))
+            out = O.reshape(out, shape=(-1, self.embed_dim))
             if weights is not None:
                 weights = O.reshape(weights, shape=tuple(shape_of(weights)[1:]))
         elif self.batch_first:
@@ -229,8 +231,12 @@ class MultiheadAttention(Module):
 
     def _attend(self, query, key, value, key_padding_mask, need_weights, attn_mask, average):
         """Sequence-first inputs (L, N, E), (S, N, kdim), (S, N, vdim)."""
-        lq, n, e = shape_of(query)
+        lq, n, _ = shape_of(query)
         s = shape_of(key)[0]
+        if lq is None or s is None:
+            raise ValueError("MultiheadAttention: the sequence lengths must be known (a graph "
+                             "node's batch dim may be unknown)")
+        n = -1 if n is None else n
         h, hd = self.num_heads, self.head_dim
         (wq, wk, wv), (bq, bk, bv) = self._projections()
 
@@ -253,7 +259,7 @@ class MultiheadAttention(Module):
         if self.dropout > 0.0:
             weights = F.dropout(weights, self.dropout, training=self.training)
         out = O.matmul(weights, v)                                   # (N, H, L, hd)
-        out = O.reshape(O.transpose(out, perm=(2, 0, 1, 3)), shape=(lq, n, e))
+        out = O.reshape(O.transpose(out, perm=(2, 0, 1, 3)), shape=(lq, n, self.embed_dim))
         out = self.out_proj(out)
         if not need_weights:
             return out, None

@@ -172,6 +172,37 @@ def test_encoder_layer_in_a_graph_matches_eager():
                      lambda m, x: m(x, src_mask=nn.Transformer.generate_square_subsequent_mask(5)))
 
 
+@pytest.mark.skipif(not kg.cuda.is_available(), reason="needs CUDA or its simulator")
+def test_encoder_on_cuda_matches_the_cpu():
+    """``model.cuda()`` with masks moved too: the same outputs and gradients, the
+    nested-tensor path included (tiny shapes: the simulator is slow)."""
+    kg.manual_seed(0)
+    layer = nn.TransformerEncoderLayer(4, 2, 8, dropout=0.0, batch_first=True)
+    m = nn.TransformerEncoder(layer, 1, norm=nn.LayerNorm(4))
+    x = data(1, 2, 3, 4)
+    pad = np.array([[False, False, True], [False, False, False]])
+
+    def run(device):
+        xt = kg.tensor(x, device=device)
+        mask = nn.Transformer.generate_square_subsequent_mask(3, device=device)
+        out = m(xt, mask=mask, src_key_padding_mask=kg.tensor(pad, device=device))
+        m.zero_grad()
+        (out * out).sum().backward()
+        m.eval()
+        with kg.no_grad():
+            nested = m(xt, src_key_padding_mask=kg.tensor(pad, device=device))
+        m.train()
+        return [t.cpu().detach().numpy() for t in (out, nested)] + \
+            [p.grad.cpu().numpy() for p in m.parameters()], out.device
+
+    want, _ = run(None)
+    m.cuda()
+    got, device = run("cuda")
+    assert device.type == "cuda"
+    for a, b in zip(got, want, strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+
+
 # -- einsum ----------------------------------------------------------------------------------
 @pytest.mark.parametrize("name", list(EINSUM_CASES))
 def test_einsum_matches_torch(name, torch_layers):

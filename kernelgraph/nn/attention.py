@@ -37,11 +37,12 @@ __all__ = ["MultiheadAttention", "NonDynamicallyQuantizableLinear",
 
 
 def _const(ref, array: np.ndarray):
-    """A constant beside ``ref``: an eager tensor, or a constant of ``ref``'s graph."""
+    """A constant beside ``ref``: an eager tensor on ``ref``'s device, or a constant of
+    ``ref``'s graph."""
     if isinstance(ref, Node) and not isinstance(ref, Tensor):
         with ref.graph.as_default():
             return constant(array)
-    return tensor(array)
+    return tensor(array, device=ref.device)
 
 
 def _is_bool(mask) -> bool:

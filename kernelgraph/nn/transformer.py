@@ -234,7 +234,7 @@ class TransformerEncoder(Module):
         real = ~padded
         if (np.diff(real.astype(np.int8), axis=1) > 0).any():  # padding before a real token
             return None
-        return tensor(real[:, :, None].astype(np.dtype(x.dtype.name)))
+        return tensor(real[:, :, None].astype(np.dtype(x.dtype.name)), device=x.device)
 
 
 class TransformerDecoder(Module):

@@ -26,6 +26,7 @@ from tests.recorded.record_torch_layers import (
     einsum_errors,
     encoder_case,
     encoder_layer_case,
+    fast_path_case,
     mha_case,
     namespaces,
     sdpa_case,
@@ -85,6 +86,12 @@ def test_encoder_matches_torch_also_on_its_nested_tensor_path(torch_layers):
     padded = np.array(want["eval_no_grad"])[1, 3:]
     computed = np.array(want["eval_grad_enabled"])[1, 3:]
     assert not np.allclose(padded, computed)  # the two paths really differ there
+
+
+def test_fast_path_numbers_are_the_ordinary_ones(torch_layers):
+    """A single attention or encoder layer in eval mode under no_grad (PyTorch's fused path)
+    computes the padded positions as usual: only the encoder's nested tensors zero them."""
+    assert_same(fast_path_case(T), torch_layers["fast_path"])
 
 
 @pytest.mark.parametrize("norm_first", [False, True])

@@ -185,6 +185,27 @@ def encoder_case(T) -> dict:
     return rec
 
 
+def fast_path_case(T) -> dict:
+    """Self-attention and one encoder layer (batch first, a padding mask, no other mask) in
+    eval mode under no_grad, where PyTorch runs its fused fast path."""
+    rec = {}
+    x = T.torch.tensor(data(8, 2, 4, 8))
+    pad = np.zeros((2, 4), bool)
+    pad[0, 2:] = True
+    mask = T.torch.tensor(pad)
+    mha = T.nn.MultiheadAttention(8, 2, batch_first=True)
+    load(T, mha, 45)
+    layer = T.nn.TransformerEncoderLayer(8, 2, 16, batch_first=True)
+    load(T, layer, 47)
+    mha.eval()
+    layer.eval()
+    with T.torch.no_grad():
+        out, weights = mha(x, x, x, key_padding_mask=mask)
+        rec["mha"], rec["mha_weights"] = L(out), L(weights)
+        rec["layer"] = L(layer(x, src_key_padding_mask=mask))
+    return rec
+
+
 def decoder_case(T, norm_first: bool) -> dict:
     kwargs = {"d_model": 8, "nhead": 2, "dim_feedforward": 16, "dropout": 0.0,
               "norm_first": norm_first}
@@ -372,6 +393,7 @@ def all_cases(T) -> dict:
     cases.update({f"encoder_layer_{name}": encoder_layer_case(T, *args)
                   for name, args in ENCODER_LAYER_CASES.items()})
     cases["encoder"] = encoder_case(T)
+    cases["fast_path"] = fast_path_case(T)
     cases["decoder"] = decoder_case(T, False)
     cases["decoder_norm_first"] = decoder_case(T, True)
     cases["transformer"] = transformer_case(T)

@@ -153,13 +153,16 @@ def test_nll_loss_2d_reductions():
 
 PATHS = {
     "activation": ["ReLU", "MultiheadAttention", "PReLU", "GELU"],
+    "batchnorm": ["BatchNorm1d", "BatchNorm2d"],
     "container": ["ModuleList", "Sequential"],
     "conv": ["Conv2d"],
     "dropout": ["Dropout"],
+    "flatten": ["Flatten"],
     "linear": ["Linear", "NonDynamicallyQuantizableLinear", "LazyLinear", "Identity"],
     "loss": ["NLLLoss", "NLLLoss2d", "CrossEntropyLoss"],
     "module": ["Module"],
     "normalization": ["LayerNorm"],
+    "pooling": ["MaxPool2d", "AvgPool2d"],
     "rnn": ["GRU", "LSTM", "RNN", "LSTMCell"],
     "sparse": ["Embedding", "EmbeddingBag"],
     "transformer": ["TransformerEncoder", "TransformerEncoderLayer", "Transformer"],

@@ -10,18 +10,21 @@ True
 
 from . import (
     activation,
+    batchnorm,
     container,
     conv,
     dropout,
+    flatten,
     linear,
     loss,
     module,
     normalization,
+    pooling,
     rnn,
     sparse,
     transformer,
 )
 from .module import Module
 
-__all__ = ["Module", "activation", "container", "conv", "dropout", "linear", "loss", "module",
-           "normalization", "rnn", "sparse", "transformer"]
+__all__ = ["Module", "activation", "batchnorm", "container", "conv", "dropout", "flatten",
+           "linear", "loss", "module", "normalization", "pooling", "rnn", "sparse", "transformer"]

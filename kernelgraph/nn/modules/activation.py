@@ -14,8 +14,8 @@ from ..activations import (
 )
 from ..attention import MultiheadAttention
 from ..extras import PReLU
-from ..layers import Identity, LogSoftmax, ReLU, Sigmoid, Softmax, Tanh
+from ..layers import LogSoftmax, ReLU, Sigmoid, Softmax, Tanh
 
-__all__ = ["ELU", "GELU", "Hardtanh", "Identity", "LeakyReLU", "LogSigmoid", "LogSoftmax",
+__all__ = ["ELU", "GELU", "Hardtanh", "LeakyReLU", "LogSigmoid", "LogSoftmax",
            "MultiheadAttention", "PReLU", "ReLU", "ReLU6", "SiLU", "Sigmoid", "Softmax",
            "Softmin", "Softplus", "Softsign", "Tanh"]

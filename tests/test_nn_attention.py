@@ -240,6 +240,14 @@ def test_einsum_errors_as_torch(torch_layers):
         kg.einsum("ij", kg.ones(3, 3), kg.ones(3, 3))
     with pytest.raises(RuntimeError, match="subscript j has size 4 for operand 1"):
         kg.einsum("ij,jk->ik", kg.ones(2, 3), kg.ones(4, 4))
+    with pytest.raises(RuntimeError, match="subscript k has size 5 for operand 2"):
+        kg.einsum("ij,jk,kl->il", kg.ones(2, 3), kg.ones(3, 4), kg.ones(5, 2))
+    with pytest.raises(RuntimeError, match="the ellipsis dims of operand 1"):
+        kg.einsum("...i,...i->...", kg.ones(2, 3), kg.ones(4, 3))
+    with pytest.raises(RuntimeError, match="subscript i is repeated for operand 0 but the "
+                                           "sizes don't match, 3 != 2"):
+        kg.einsum("ii->i", kg.ones(2, 3))
+    assert kg.einsum("ij,jk->ik", kg.ones(2, 1), kg.ones(3, 4)).tolist() == [[3.0] * 4] * 2
     with pytest.raises(TypeError, match="'equation' \\(position 1\\) must be str, not int"):
         kg.einsum(3, [kg.ones(2)])
     with pytest.raises(ValueError, match="not within the valid range"):

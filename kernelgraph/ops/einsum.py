@@ -126,7 +126,7 @@ def _expand(terms: list, shapes: list) -> tuple[list, int]:
     return full, n_ell
 
 
-def _diagonal(x, labels: list, shape: list):
+def _diagonal(x, labels: list, shape: list, k: int):
     """Repeated labels of one operand reduced to one axis each: the two axes moved last,
     merged, and every (n+1)-th element taken (a strided view, so the gradient is a
     scatter of the same view)."""
@@ -136,8 +136,8 @@ def _diagonal(x, labels: list, shape: list):
         j = labels.index(lab, i + 1)
         n = shape[i]
         if shape[j] != n:
-            raise RuntimeError(f"einsum(): subscript {_letter(lab)} is repeated for operand but "
-                               f"the sizes don't match, {shape[j]} != {n}")
+            raise RuntimeError(f"einsum(): subscript {_letter(lab)} is repeated for operand {k} "
+                               f"but the sizes don't match, {shape[j]} != {n}")
         rest = [k for k in range(len(labels)) if k not in (i, j)]
         x = transpose(x, perm=(*rest, i, j))
         x = reshape(x, shape=(*[shape[k] for k in rest], n * n))
@@ -167,15 +167,31 @@ def _arrange(x, labels, shape, order, sizes):
     return x
 
 
+def _check_sizes(labels: list, shapes: list) -> None:
+    """Each label's sizes across the operands agree or are 1 (broadcast), as PyTorch asks."""
+    seen: dict = {}
+    for k, (labs, shape) in enumerate(zip(labels, shapes, strict=True)):
+        mine: dict = {}
+        for lab, n in zip(labs, shape, strict=True):
+            mine.setdefault(lab, n)  # a repeated label's own sizes: _diagonal checks them
+        for lab, n in mine.items():
+            prev = seen.get(lab)
+            if prev is not None and prev != n and 1 not in (prev, n):
+                if lab >= _ELLIPSIS:
+                    raise RuntimeError(f"einsum(): operands do not broadcast: the ellipsis "
+                                       f"dims of operand {k} {shape_str(tuple(shape))} do not "
+                                       f"broadcast with the earlier operands'")
+                raise RuntimeError(f"einsum(): subscript {_letter(lab)} has size {n} for "
+                                   f"operand {k} which does not broadcast with previously seen "
+                                   f"size {prev}")
+            seen[lab] = n if prev in (None, 1) else prev
+
+
 def _contract(a, la, sa, b, lb, sb, keep: set):
     """Two operands with unique labels -> (result, its labels, its shape)."""
     sizes = {}
     for lab, n in [*zip(la, sa, strict=True), *zip(lb, sb, strict=True)]:
-        if sizes.get(lab, 1) not in (1, n) and n != 1:
-            raise RuntimeError(f"einsum(): subscript {_letter(lab) if lab < _ELLIPSIS else '...'}"
-                               f" has size {n} for operand 1 which does not broadcast with "
-                               f"previously seen size {sizes[lab]}")
-        sizes[lab] = max(sizes.get(lab, 1), n) if n else 0
+        sizes[lab] = n if sizes.get(lab) in (None, 1) else sizes[lab]  # (checked up front)
     batch = [lab for lab in la if lab in lb and lab in keep]
     inner = [lab for lab in la if lab in lb and lab not in keep]
     left = [lab for lab in la if lab not in lb]
@@ -222,6 +238,7 @@ def einsum(equation, *operands):
             raise RuntimeError("einsum(): bool operands are not supported")
         shapes.append(list(tuple(shape)))
     labels, n_ell = _expand(terms, shapes)
+    _check_sizes(labels, shapes)
     ell = list(range(_ELLIPSIS, _ELLIPSIS + n_ell))
     if out is None:
         once = sorted(lab for lab in {lab for t in labels for lab in t}
@@ -230,8 +247,8 @@ def einsum(equation, *operands):
     elif None in out:
         i = out.index(None)
         out = out[:i] + ell + out[i + 1:]
-    xs = [_diagonal(x, lab, shape) for x, lab, shape in zip(operands, labels, shapes,
-                                                            strict=True)]
+    xs = [_diagonal(x, lab, shape, k)
+          for k, (x, lab, shape) in enumerate(zip(operands, labels, shapes, strict=True))]
     # labels used by one operand only and not in the output are summed out at once
     for k in range(len(xs)):
         others = {lab for j, t in enumerate(labels) if j != k for lab in t}

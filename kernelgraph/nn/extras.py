@@ -132,8 +132,9 @@ def normalize(input, p: float = 2.0, dim: int = 1, eps: float = 1e-12, out=None)
         norm = O.maximum(O.max(O.abs(x), axis=d, keepdims=True) if p > 0 else
                          -O.max(-O.abs(x), axis=d, keepdims=True), eps)
     else:
-        # max(|x|_p, eps) as (max(sum |x|^p, eps^p))^(1/p): the same value, and a zero vector
-        # gets a zero gradient rather than 0 * inf
+        # max(|x|_p, eps) as (max(sum |x|^p, eps^p))^(1/p): the same value, and at a zero
+        # vector no gradient flows through the norm (as through PyTorch's clamp_min) rather
+        # than 0 * inf = NaN; the gradient is then 1/eps, as PyTorch's
         powered = O.square(x) if p == 2.0 else O.pow(O.abs(x), p)
         total = O.maximum(O.sum(powered, axis=d, keepdims=True), eps ** p)
         norm = O.sqrt(total) if p == 2.0 else O.pow(total, 1.0 / p)

@@ -325,6 +325,11 @@ def functional_case(T) -> dict:
     rec["normalize_last"] = L(F.normalize(x, dim=-1))
     zero = T.torch.tensor(np.zeros((2, 3), np.float32))
     rec["normalize_zero"] = L(F.normalize(zero, dim=1))
+    mixed = T.torch.tensor(np.array([[0.0, 0.0, 0.0], [1.0, -2.0, 3.0]], np.float32),
+                           requires_grad=True)
+    rec["normalize_zero_grads"] = [backprop(T, F.normalize(mixed, p=p, dim=1), mixed)
+                                   for p in (2.0, 1.0)]
+    mixed.grad = None
     rec["normalize_grads"] = backprop(T, F.normalize(x, p=2.0, dim=1), x)
     return rec
 

@@ -30,6 +30,7 @@ from tests.recorded.record_torch_layers import (
     mha_case,
     namespaces,
     sdpa_case,
+    training_case,
     transformer_case,
 )
 
@@ -105,6 +106,12 @@ def test_transformer_matches_torch(torch_layers):
         warnings.simplefilter("ignore")
         got = transformer_case(T)
     assert_same(got, torch_layers["transformer"])
+
+
+def test_transformer_language_model_trains_as_torch(torch_layers):
+    """The tutorial's model in small, five Adam steps with clipping: every loss, every
+    gradient norm and the final outputs (float32 steps: 1e-5 relative)."""
+    assert_same(training_case(T), torch_layers["training"], rtol=1e-5, atol=1e-5)
 
 
 def test_encoder_warns_as_torch_when_nested_tensors_cannot_be_used():

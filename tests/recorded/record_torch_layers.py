@@ -17,6 +17,7 @@ with the same numbers; where the case says so, the initial values (PyTorch's gen
 from __future__ import annotations
 
 import json
+import math
 import types
 import warnings
 from pathlib import Path
@@ -242,6 +243,67 @@ def transformer_case(T) -> dict:
     return rec
 
 
+def training_case(T) -> dict:
+    """PyTorch's "language modeling with nn.Transformer" tutorial in small: embedding,
+    sinusoidal positions (a buffer), a causal TransformerEncoder, a decoder Linear, Adam,
+    gradient clipping; the loss of each step."""
+    torch, nn = T.torch, T.nn
+
+    class PositionalEncoding(nn.Module):
+        def __init__(self, d_model: int, max_len: int = 16):
+            super().__init__()
+            position = np.arange(max_len)[:, None]
+            div_term = np.exp(np.arange(0, d_model, 2) * (-np.log(10000.0) / d_model))
+            pe = np.zeros((max_len, 1, d_model), np.float32)
+            pe[:, 0, 0::2] = np.sin(position * div_term)
+            pe[:, 0, 1::2] = np.cos(position * div_term)
+            self.register_buffer("pe", torch.tensor(pe))
+
+        def forward(self, x):
+            return x + self.pe[:x.size(0)]
+
+    class TransformerModel(nn.Module):
+        def __init__(self, ntoken: int, d_model: int, nhead: int, d_hid: int, nlayers: int):
+            super().__init__()
+            self.pos_encoder = PositionalEncoding(d_model)
+            layers = nn.TransformerEncoderLayer(d_model, nhead, d_hid, dropout=0.0)
+            self.transformer_encoder = nn.TransformerEncoder(layers, nlayers)
+            self.embedding = nn.Embedding(ntoken, d_model)
+            self.d_model = d_model
+            self.linear = nn.Linear(d_model, ntoken)
+
+        def forward(self, src, src_mask):
+            src = self.embedding(src) * math.sqrt(self.d_model)
+            src = self.pos_encoder(src)
+            output = self.transformer_encoder(src, src_mask)
+            return self.linear(output)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = TransformerModel(ntoken=11, d_model=8, nhead=2, d_hid=16, nlayers=2)
+    load(T, model, 100)
+    rng = np.random.default_rng(5)
+    data = torch.tensor(rng.integers(0, 11, size=(7, 3)))
+    inputs, targets = data[:-1], data[1:].reshape(-1)
+    mask = nn.Transformer.generate_square_subsequent_mask(6)
+    criterion = nn.CrossEntropyLoss()
+    opt = torch.optim.Adam(model.parameters(), lr=0.01)
+    losses, norms = [], []
+    model.train()
+    for _ in range(5):
+        out = model(inputs, mask)
+        loss = criterion(out.view(-1, 11), targets)
+        opt.zero_grad()
+        loss.backward()
+        norms.append(float(nn.utils.clip_grad_norm_(model.parameters(), 0.5)))
+        opt.step()
+        losses.append(loss.item())
+    model.eval()
+    with torch.no_grad():
+        final = model(inputs, mask)
+    return {"losses": losses, "norms": norms, "final": L(final)}
+
+
 # -- einsum -------------------------------------------------------------------------------------
 EINSUM_CASES = {
     "matmul": ("ij,jk->ik", [(2, 3), (3, 4)]),
@@ -402,6 +464,7 @@ def all_cases(T) -> dict:
     cases["decoder"] = decoder_case(T, False)
     cases["decoder_norm_first"] = decoder_case(T, True)
     cases["transformer"] = transformer_case(T)
+    cases["training"] = training_case(T)
     cases.update({f"einsum_{name}": einsum_case(T, *args) for name, args in EINSUM_CASES.items()})
     cases["einsum_list_form"] = einsum_case(T, "ij,jk->ik", [(2, 3), (3, 4)], list_form=True)
     cases["einsum_errors"] = einsum_errors(T)

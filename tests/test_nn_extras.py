@@ -129,12 +129,15 @@ def test_from_pretrained_shares_the_storage_and_leaves_the_generator_alone():
         nn.Embedding.from_pretrained(kg.ones(3))
 
 
-def test_lazy_linear_before_its_first_call():
-    m = nn.LazyLinear(4)
-    assert repr(m) == "LazyLinear(in_features=0, out_features=4, bias=True)"
-    assert list(m.parameters()) == []
+def test_lazy_linear_materialises_its_parameters_in_place():
+    m = nn.LazyLinear(4, bias=False)
+    weight = m.weight
+    assert tuple(weight.shape) == (4, 0)
     m(kg.ones(2, 3))
-    assert type(m) is nn.Linear and [tuple(p.shape) for p in m.parameters()] == [(4, 3), (4,)]
+    assert type(m) is nn.Linear and m.weight is weight and tuple(weight.shape) == (4, 3)
+    assert m.bias is None
+    with pytest.raises(ValueError, match="last dim must be known"):
+        nn.LazyLinear(2)(kg.tensor(1.0))
 
 
 def test_nll_loss_2d_reductions():

@@ -287,9 +287,11 @@ class EmbeddingBag(Module):
 
 class LazyLinear(Linear):
     """A :class:`~kernelgraph.nn.Linear` whose ``in_features`` is the last dim of its first
-    input (``torch.nn.LazyLinear``): the parameters are made and initialised (from PyTorch's
-    generator, as ``Linear`` does) at the first call, after which the module *is* a
-    ``Linear``. Until then it has no parameters: create an optimiser after a first call.
+    input (``torch.nn.LazyLinear``). Until then ``weight`` is an empty (out, 0) parameter
+    (PyTorch's is an ``UninitializedParameter``); the first call gives it its shape in place
+    (the same tensor objects, so an optimiser made before trains them, as in PyTorch) and
+    initialises weight and bias from PyTorch's generator as ``Linear`` does; the module then
+    *is* a ``Linear``.
 
     >>> import kernelgraph as kg
     >>> layer = kg.nn.LazyLinear(4)
@@ -301,9 +303,11 @@ class LazyLinear(Linear):
         Module.__init__(self)
         self.in_features = 0
         self.out_features = positive_int("LazyLinear", "out_features", out_features)
-        self._lazy = (bool(bias), float_dtype("LazyLinear", dtype), device)
-        self.register_parameter("weight", None)
-        self.register_parameter("bias", None)
+        dtype = float_dtype("LazyLinear", dtype)
+        self.register_parameter("weight", empty(dtype, self.out_features, 0))
+        self.register_parameter("bias", empty(dtype, self.out_features) if bias else None)
+        if device is not None:
+            self.to(device)
 
     def forward(self, x):
         x = as_input("LazyLinear", x)
@@ -311,21 +315,12 @@ class LazyLinear(Linear):
         if shape is None or not shape or shape[-1] is None:
             raise ValueError(f"LazyLinear: the input's last dim must be known to infer "
                              f"in_features, got {'unknown' if shape is None else shape_str(shape)}")
-        bias, dtype, device = self._lazy
         self.in_features = int(shape[-1])
-        del self._parameters["weight"], self._parameters["bias"]
-        self.register_parameter("weight", empty(dtype, self.out_features, self.in_features))
-        self.register_parameter("bias", empty(dtype, self.out_features) if bias else None)
+        weight = self._parameters["weight"]
+        weight.data = empty(weight.dtype, self.out_features, self.in_features).to(weight.device)
         self.reset_parameters()
-        if device is not None:
-            self.to(device)
-        del self._lazy
         self.__class__ = Linear  # PyTorch's cls_to_become
         return self.forward(x)
-
-    def extra_repr(self) -> str:
-        return (f"in_features={self.in_features}, out_features={self.out_features}, "
-                f"bias={self._lazy[0]}")
 
 
 class NLLLoss2d(NLLLoss):

@@ -432,12 +432,20 @@ def from_pretrained_case(T) -> dict:
 
 
 def lazy_linear_case(T) -> dict:
+    """Its first call infers in_features and draws the weights; an optimiser made before
+    that call trains them."""
     T.torch.manual_seed(0)
     m = T.nn.LazyLinear(4)
+    rec = {"repr_before": repr(m), "n_parameters_before": len(list(m.parameters()))}
+    opt = T.torch.optim.SGD(m.parameters(), lr=0.1)
     x = T.torch.tensor(data(87, 2, 5))
     out = m(x)
-    return {"in_features": m.in_features, "weight": L(m.weight), "bias": L(m.bias),
-            "out": L(out), "repr": repr(m), "type": type(m).__name__}
+    rec.update({"in_features": m.in_features, "weight": L(m.weight), "bias": L(m.bias),
+                "out": L(out), "repr": repr(m), "type": type(m).__name__})
+    (out * out).sum().backward()
+    opt.step()
+    rec["stepped"] = [L(m.weight), L(m.bias)]
+    return rec
 
 
 def nll2d_case(T) -> dict:

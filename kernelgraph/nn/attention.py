@@ -121,7 +121,12 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p: f
 class NonDynamicallyQuantizableLinear(Linear):
     """PyTorch's name for ``MultiheadAttention.out_proj``: a :class:`~kernelgraph.nn.Linear`
     (``torch.nn.modules.linear.NonDynamicallyQuantizableLinear``; the name only tells
-    PyTorch's quantisation to leave it alone)."""
+    PyTorch's quantisation to leave it alone).
+
+    >>> import kernelgraph as kg
+    >>> kg.nn.MultiheadAttention(4, 2).out_proj
+    NonDynamicallyQuantizableLinear(in_features=4, out_features=4, bias=True)
+    """
 
 
 class MultiheadAttention(Module):
@@ -136,6 +141,13 @@ class MultiheadAttention(Module):
     where attending is *not* allowed, a float one is added to the scores; ``weights`` are
     (N, L, S) averaged over the heads, (N, H, L, S) with ``average_attn_weights=False``, None
     with ``need_weights=False``. ``add_bias_kv`` and ``add_zero_attn`` are not supported.
+
+    >>> import kernelgraph as kg
+    >>> mha = kg.nn.MultiheadAttention(4, 2, kdim=3, vdim=5)
+    >>> q, k, v = kg.ones(6, 2, 4), kg.ones(7, 2, 3), kg.ones(7, 2, 5)   # (length, batch, dim)
+    >>> out, w = mha(q, k, v, average_attn_weights=False)
+    >>> out.shape, w.shape, mha.k_proj_weight.shape
+    (torch.Size([6, 2, 4]), torch.Size([2, 2, 6, 7]), torch.Size([4, 3]))
     """
 
     def __init__(self, embed_dim: int, num_heads: int, dropout: float = 0.0, bias: bool = True,

@@ -21,6 +21,7 @@ import warnings
 import numpy as np
 
 from .. import dtypes as D
+from .. import ops as O
 from ..eager import Tensor, is_grad_enabled, tensor
 from ..graph import shape_str
 from . import functional as F
@@ -193,6 +194,15 @@ class TransformerEncoder(Module):
     the end of each sequence and no ``mask``, PyTorch packs the batch into a nested tensor
     and its output holds zeros (then the final norm of zeros) at the padded positions;
     kernelgraph gives those same values there, so evaluation code sees PyTorch's numbers.
+
+    >>> import kernelgraph as kg
+    >>> layer = kg.nn.TransformerEncoderLayer(4, 2, 8, batch_first=True)
+    >>> encoder = kg.nn.TransformerEncoder(layer, 2).eval()
+    >>> pad = kg.tensor([[False, False, True]])                 # the last position is padding
+    >>> with kg.no_grad():
+    ...     out = encoder(kg.randn(1, 3, 4), src_key_padding_mask=pad)
+    >>> out[0, 2].tolist()
+    [0.0, 0.0, 0.0, 0.0]
     """
 
     def __init__(self, encoder_layer: Module, num_layers: int, norm: Module | None = None,
@@ -215,13 +225,13 @@ class TransformerEncoder(Module):
             x = layer(x, src_mask=mask, src_key_padding_mask=src_key_padding_mask,
                       is_causal=bool(is_causal))
         keep = self._nested_keep(x, mask, src_key_padding_mask)
-        if keep is not None:
-            x = x * keep
+        if keep is not None:  # +0.0 at padded positions, as PyTorch's padded nested tensor
+            x = O.where(keep, x, tensor(np.zeros((), np.dtype(x.dtype.name)), device=x.device))
         return x if self.norm is None else self.norm(x)
 
     def _nested_keep(self, x, mask, pad):
-        """Where PyTorch's nested-tensor path would run: 1 at real positions, 0 at padded
-        ones (an eager (N, S, 1) tensor); else None."""
+        """Where PyTorch's nested-tensor path would run: True at real positions, False at
+        padded ones (an eager (N, S, 1) tensor); else None."""
         if not (self.use_nested_tensor and not self.training and mask is None
                 and pad is not None and isinstance(x, Tensor) and isinstance(pad, Tensor)):
             return None
@@ -234,12 +244,19 @@ class TransformerEncoder(Module):
         real = ~padded
         if (np.diff(real.astype(np.int8), axis=1) > 0).any():  # padding before a real token
             return None
-        return tensor(real[:, :, None].astype(np.dtype(x.dtype.name)), device=x.device)
+        return tensor(real[:, :, None], device=x.device)
 
 
 class TransformerDecoder(Module):
     """``num_layers`` copies of ``decoder_layer`` and an optional final ``norm``
-    (``torch.nn.TransformerDecoder``)."""
+    (``torch.nn.TransformerDecoder``).
+
+    >>> import kernelgraph as kg
+    >>> decoder = kg.nn.TransformerDecoder(kg.nn.TransformerDecoderLayer(4, 2, 8), 2)
+    >>> tgt, memory = kg.randn(3, 1, 4), kg.randn(5, 1, 4)
+    >>> decoder(tgt, memory, tgt_mask=kg.nn.Transformer.generate_square_subsequent_mask(3)).shape
+    torch.Size([3, 1, 4])
+    """
 
     def __init__(self, decoder_layer: Module, num_layers: int, norm: Module | None = None):
         super().__init__()

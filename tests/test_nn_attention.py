@@ -22,6 +22,7 @@ from tests.recorded.record_torch_layers import (
     MHA_CASES,
     data,
     decoder_case,
+    dropout_case,
     einsum_case,
     einsum_errors,
     encoder_case,
@@ -93,6 +94,13 @@ def test_fast_path_numbers_are_the_ordinary_ones(torch_layers):
     """A single attention or encoder layer in eval mode under no_grad (PyTorch's fused path)
     computes the padded positions as usual: only the encoder's nested tensors zero them."""
     assert_same(fast_path_case(T), torch_layers["fast_path"])
+
+
+def test_dropout_in_training_draws_torch_masks(torch_layers):
+    """With dropout in training mode, the same dropped units as PyTorch after the same seed:
+    in the attention weights, after the (transposed) batch-first attention output and in
+    the feed-forward block."""
+    assert_same(dropout_case(T), torch_layers["dropout"])
 
 
 @pytest.mark.parametrize("norm_first", [False, True])

@@ -272,6 +272,8 @@ def torch_dropout(x: Tensor, p: float, training: bool) -> Tensor:
         return x
     if p == 1:
         return x * O.zeros_like(x)
+    if type(x._array) is np.ndarray:  # a transposed view's mask in its memory order
+        return x * (tensor(R.bernoulli_like(x._array, 1.0 - p)) / (1.0 - p))
     noise = tensor(R.bernoulli_array(x.shape, 1.0 - p, dtype=x.dtype), device=x.device)
     return x * (noise / (1.0 - p))
 

@@ -207,6 +207,22 @@ def fast_path_case(T) -> dict:
     return rec
 
 
+def dropout_case(T) -> dict:
+    """Training with dropout: PyTorch's masks, drawn in PyTorch's order (a batch-first
+    attention output is a transposed view, whose mask ATen draws in memory order)."""
+    x = T.torch.tensor(data(9, 2, 5, 8))
+    layer = T.nn.TransformerEncoderLayer(8, 2, 16, dropout=0.3, batch_first=True)
+    load(T, layer, 48)
+    mha = T.nn.MultiheadAttention(8, 2, dropout=0.3)
+    load(T, mha, 49)
+    T.torch.manual_seed(1)
+    rec = {"layer": L(layer(x))}
+    out, weights = mha(x, x, x)
+    rec["mha"], rec["mha_weights"] = L(out), L(weights)
+    rec["transposed"] = L(T.F.dropout(T.torch.ones(3, 4).t(), 0.5))
+    return rec
+
+
 def decoder_case(T, norm_first: bool) -> dict:
     kwargs = {"d_model": 8, "nhead": 2, "dim_feedforward": 16, "dropout": 0.0,
               "norm_first": norm_first}
@@ -469,6 +485,7 @@ def all_cases(T) -> dict:
                   for name, args in ENCODER_LAYER_CASES.items()})
     cases["encoder"] = encoder_case(T)
     cases["fast_path"] = fast_path_case(T)
+    cases["dropout"] = dropout_case(T)
     cases["decoder"] = decoder_case(T, False)
     cases["decoder_norm_first"] = decoder_case(T, True)
     cases["transformer"] = transformer_case(T)

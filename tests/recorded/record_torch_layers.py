@@ -85,6 +85,8 @@ def mha_case(T, kwargs: dict, shapes: tuple, call: dict, masks: str = "") -> dic
         extra["attn_mask"] = T.torch.tensor(np.triu(np.ones((lq, lk), bool), 1))
     if "float" in masks:
         extra["attn_mask"] = T.torch.tensor(data(5, lq, lk))
+    if "per_head" in masks:  # (N * heads, L, S)
+        extra["attn_mask"] = T.torch.tensor(data(6, n * kwargs["num_heads"], lq, lk))
     if "pad" in masks:
         pad = np.zeros((n, lk), bool)
         pad[0, -1] = True
@@ -106,6 +108,9 @@ MHA_CASES = {
     "float_mask_no_weights": ({"embed_dim": 8, "num_heads": 4}, ((3, 2, 8), (4, 2, 8),
                                                                  (4, 2, 8)),
                               {"need_weights": False}, "float,float_pad"),
+    "per_head_mask": ({"embed_dim": 8, "num_heads": 2, "batch_first": True},
+                      ((2, 3, 8), (2, 4, 8), (2, 4, 8)), {"average_attn_weights": False},
+                      "per_head"),
     "kdim_vdim": ({"embed_dim": 8, "num_heads": 2, "kdim": 5, "vdim": 6},
                   ((3, 2, 8), (4, 2, 5), (4, 2, 6)), {}, "pad"),
     "no_bias_unbatched": ({"embed_dim": 6, "num_heads": 3, "bias": False},

@@ -106,6 +106,7 @@ from .eager.random_creation import *  # noqa: E402, F403 - rand randn randint ra
 from .eager.tensor_extras import *  # noqa: E402, F403 - unique nonzero range set_num_threads
 from .ops.casting import *  # noqa: E402, F403 - can_cast (the out= casting rule)
 from .ops.closeness import *  # noqa: E402, F403 - allclose isclose
+from .ops.einsum import *  # noqa: E402, F403 - einsum, composed of the ops above
 from .ops.linalg import *  # noqa: E402, F403 - mm bmm dot outer addmm
 from .ops.shape_functions import *  # noqa: E402, F403 - cat chunk split squeeze unsqueeze ...
 from .ops.torch_bitwise import *  # noqa: E402, F403 - bitwise_and bitwise_or bitwise_xor

@@ -15,6 +15,9 @@ graph nodes).
   :class:`Conv1d`, :class:`ConvTranspose2d`, :class:`AdaptiveAvgPool2d`, :class:`Upsample`,
   :class:`ReflectionPad2d`, :class:`PixelShuffle`, :class:`Dropout2d`,
   :class:`InstanceNorm2d` ...;
+- attention: :class:`MultiheadAttention`, :class:`Transformer`, :class:`TransformerEncoder`,
+  :class:`TransformerDecoder` and their layers; :class:`PReLU`, :class:`EmbeddingBag`,
+  :class:`LazyLinear`;
 - losses: :class:`CrossEntropyLoss`, :class:`NLLLoss`, :class:`MSELoss`, :class:`L1Loss`,
   :class:`SmoothL1Loss`, :class:`BCELoss`, :class:`BCEWithLogitsLoss`;
 - recurrent: :class:`RNN`, :class:`LSTM`, :class:`GRU` (multi-layer, bidirectional, packed
@@ -22,7 +25,8 @@ graph nodes).
   :func:`dynamic_rnn`;
 - :mod:`kernelgraph.nn.utils` (``clip_grad_norm_``, ``clip_grad_value_``) and
   :mod:`kernelgraph.nn.utils.rnn` (``pack_padded_sequence`` and friends);
-- :mod:`kernelgraph.nn.functional` (``F``) and :mod:`kernelgraph.nn.init`.
+- :mod:`kernelgraph.nn.functional` (``F``) and :mod:`kernelgraph.nn.init`;
+- :mod:`kernelgraph.nn.modules`: PyTorch's module paths (``torch.nn.modules.linear.Linear``).
 """
 
 from . import functional, init, parallel, utils
@@ -38,9 +42,11 @@ from .activations import (
     Softplus,
     Softsign,
 )
+from .attention import MultiheadAttention, NonDynamicallyQuantizableLinear
 from .containers import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
 from .conv import AvgPool2d, Conv2d, GlobalAvgPool2d, MaxPool2d
 from .conv_more import *  # noqa: F403 - Conv1d, ConvTranspose2d, AdaptiveAvgPool2d ...
+from .extras import EmbeddingBag, LazyLinear, NLLLoss2d, PReLU
 from .layers import (
     Dropout,
     Embedding,
@@ -69,6 +75,13 @@ from .parameter import Parameter
 from .recurrent import GRU, LSTM, RNN, GRUCell
 from .resampling import *  # noqa: F403 - Upsample, ReflectionPad2d, Dropout2d ...
 from .rnn import LSTMCell, RNNCell, dynamic_rnn
+from .transformer import (
+    Transformer,
+    TransformerDecoder,
+    TransformerDecoderLayer,
+    TransformerEncoder,
+    TransformerEncoderLayer,
+)
 
 __all__ = ["AvgPool2d", "BCELoss", "BCEWithLogitsLoss", "BatchNorm1d", "BatchNorm2d", "Conv2d",
            "CrossEntropyLoss", "Dropout", "ELU", "Embedding", "Flatten", "GELU", "GRU", "GRUCell",
@@ -80,3 +93,8 @@ __all__ = ["AvgPool2d", "BCELoss", "BCEWithLogitsLoss", "BatchNorm1d", "BatchNor
            "init", "utils"]
 __all__ += conv_more.__all__ + resampling.__all__  # noqa: F405
 __all__ += ["DataParallel", "parallel"]
+__all__ += ["EmbeddingBag", "LazyLinear", "MultiheadAttention", "NLLLoss2d",
+            "NonDynamicallyQuantizableLinear", "PReLU", "Transformer", "TransformerDecoder",
+            "TransformerDecoderLayer", "TransformerEncoder", "TransformerEncoderLayer", "modules"]
+
+from . import modules  # noqa: E402 - PyTorch's module paths re-export the classes above

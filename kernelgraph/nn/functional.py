@@ -275,6 +275,8 @@ def torch_dropout(x: Tensor, p: float, training: bool) -> Tensor:
         return x
     if p == 1:
         return x * O.zeros_like(x)
+    if type(x._array) is np.ndarray:  # a transposed view's mask in its memory order
+        return x * (tensor(R.bernoulli_like(x._array, 1.0 - p)) / (1.0 - p))
     noise = tensor(R.bernoulli_array(x.shape, 1.0 - p, dtype=x.dtype), device=x.device)
     return x * (noise / (1.0 - p))
 
@@ -591,3 +593,10 @@ def cross_entropy(input, target, weight=None, size_average=None,  # noqa: A002
         loss = _nll("cross_entropy", O.log_softmax(x, axis=1), t, weight, ignore_index,
                     reduction, label_smoothing)
     return O.reshape(loss, shape=()) if single and reduction == "none" else loss
+
+
+# Spelled in their own modules (which build on this one), exported here as F.<name>.
+from .attention import scaled_dot_product_attention  # noqa: E402
+from .extras import glu, normalize, prelu  # noqa: E402
+
+__all__ += ["glu", "normalize", "prelu", "scaled_dot_product_attention"]

@@ -17,6 +17,7 @@ graph variables start from its parameters' values).
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 
@@ -27,8 +28,8 @@ from ..errors import shown
 from ..ops import torch_random as R
 
 __all__ = ["calculate_gain", "constant_", "eye_", "kaiming_normal_", "kaiming_uniform_",
-           "normal_", "ones_", "trunc_normal_", "uniform_", "xavier_normal_", "xavier_uniform_",
-           "zeros_"]
+           "normal_", "ones_", "orthogonal_", "trunc_normal_", "uniform_", "xavier_normal_",
+           "xavier_uniform_", "zeros_"]
 
 
 def copy_into(t: Tensor, value) -> Tensor:
@@ -304,3 +305,57 @@ def kaiming_normal_(tensor: Tensor, a: float = 0.0, mode: str = "fan_in",
     fan = _calculate_correct_fan(tensor, mode)
     std = calculate_gain(nonlinearity, a) / math.sqrt(fan)
     return normal_(tensor, 0.0, std, generator)
+
+
+def orthogonal_(tensor: Tensor, gain: float = 1.0, generator=None) -> Tensor:
+    """A (semi-)orthogonal matrix times ``gain``, as PyTorch draws it: N(0, 1) draws of shape
+    (rows, numel / rows) from PyTorch's generator, the Q of their QR factorisation (of the
+    transpose when rows < cols) with each column's sign set by R's diagonal. Dims past the
+    second are flattened.
+
+    >>> import kernelgraph as kg
+    >>> w = kg.nn.init.orthogonal_(kg.zeros(3, 5)).numpy()
+    >>> bool(abs(w @ w.T - kg.eye(3).numpy()).max() < 1e-5)
+    True
+    """
+    if len(tuple(tensor.shape)) < 2:
+        raise ValueError("Only tensors with 2 or more dimensions are supported")
+    if _empty(tensor):
+        return tensor
+    rows = int(tensor.shape[0])
+    cols = int(np.prod(tuple(tensor.shape))) // rows
+    flat = R.normal_fill(np.empty((rows, cols), np.dtype(tensor.dtype.name)), 0.0, 1.0,
+                         generator)
+    if rows < cols:
+        flat = flat.T
+    q, r = np.linalg.qr(flat)
+    q = q * np.sign(np.diag(r))
+    if rows < cols:
+        q = q.T
+    return copy_into(tensor, (q * gain).reshape(tuple(tensor.shape)))
+
+
+def _deprecated(new) -> object:
+    """PyTorch's old spelling without the underscore: warns, then calls ``new``."""
+    old = new.__name__[:-1]
+
+    def deprecated_init(*args, **kwargs):
+        warnings.warn(f"`nn.init.{old}` is now deprecated in favor of `nn.init.{new.__name__}`.",
+                      FutureWarning, stacklevel=2)
+        return new(*args, **kwargs)
+
+    deprecated_init.__name__ = deprecated_init.__qualname__ = old
+    deprecated_init.__doc__ = (f"``{old}(...)``: deprecated (with PyTorch's FutureWarning) in "
+                               f"favour of :func:`{new.__name__}`, which it calls.")
+    return deprecated_init
+
+
+uniform = _deprecated(uniform_)
+normal = _deprecated(normal_)
+constant = _deprecated(constant_)
+eye = _deprecated(eye_)
+xavier_uniform = _deprecated(xavier_uniform_)
+xavier_normal = _deprecated(xavier_normal_)
+kaiming_uniform = _deprecated(kaiming_uniform_)
+kaiming_normal = _deprecated(kaiming_normal_)
+orthogonal = _deprecated(orthogonal_)

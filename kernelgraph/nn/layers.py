@@ -230,17 +230,42 @@ class Embedding(Module):
                  _weight=None, _freeze: bool = False, device=None, dtype=None,
                  name: str | None = None):
         super().__init__(name)
-        if padding_idx is not None or max_norm is not None or scale_grad_by_freq or sparse \
-                or _weight is not None:
-            raise NotImplementedError("Embedding: padding_idx, max_norm, scale_grad_by_freq, "
-                                      "sparse and _weight are not supported by kernelgraph")
+        if padding_idx is not None or max_norm is not None or scale_grad_by_freq or sparse:
+            raise NotImplementedError("Embedding: padding_idx, max_norm, scale_grad_by_freq "
+                                      "and sparse are not supported by kernelgraph")
         self.num_embeddings = positive_int("Embedding", "num_embeddings", num_embeddings)
         self.embedding_dim = positive_int("Embedding", "embedding_dim", embedding_dim)
-        dtype = float_dtype("Embedding", dtype)
-        self.register_parameter("weight", empty(dtype, self.num_embeddings, self.embedding_dim))
-        init.normal_(self._parameters["weight"])
+        if _weight is None:
+            dtype = float_dtype("Embedding", dtype)
+            self.register_parameter("weight", empty(dtype, self.num_embeddings,
+                                                    self.embedding_dim))
+            init.normal_(self._parameters["weight"])
+        else:  # PyTorch's Parameter(_weight): the same storage, no draw from the generator
+            if tuple(_weight.shape) != (self.num_embeddings, self.embedding_dim):
+                raise AssertionError("Shape of weight does not match num_embeddings and "
+                                     "embedding_dim")
+            self.register_parameter("weight", _weight.detach()).requires_grad_(not _freeze)
         if device is not None:
             self.to(device)
+
+    @classmethod
+    def from_pretrained(cls, embeddings, freeze: bool = True, padding_idx=None, max_norm=None,
+                        norm_type: float = 2.0, scale_grad_by_freq: bool = False,
+                        sparse: bool = False) -> Embedding:
+        """An Embedding whose weight is ``embeddings`` (2-D, sharing its storage), frozen (no
+        gradient) unless ``freeze=False`` (``torch.nn.Embedding.from_pretrained``).
+
+        >>> import kernelgraph as kg
+        >>> emb = kg.nn.Embedding.from_pretrained(kg.tensor([[0.0, 1.0], [2.0, 3.0]]))
+        >>> emb(kg.tensor([1])).tolist(), emb.weight.requires_grad
+        ([[2.0, 3.0]], False)
+        """
+        embeddings = as_input("Embedding.from_pretrained", embeddings)
+        if len(tuple(embeddings.shape)) != 2:
+            raise AssertionError("Embeddings parameter is expected to be 2-dimensional")
+        rows, cols = tuple(embeddings.shape)
+        return cls(rows, cols, padding_idx, max_norm, norm_type, scale_grad_by_freq, sparse,
+                   _weight=embeddings, _freeze=freeze)
 
     def forward(self, ids: Tensor | Node) -> Tensor | Node:
         ids = as_input("Embedding", ids)

@@ -505,6 +505,27 @@ def bernoulli_fill(array: np.ndarray, p, generator=None) -> np.ndarray:
     return array
 
 
+def bernoulli_like(array: np.ndarray, p: float, generator=None) -> np.ndarray:
+    """``torch.empty_like(t).bernoulli_(p)`` for a tensor holding ``array`` (what
+    ``F.dropout`` draws its mask with): ATen's ``empty_like`` keeps the strides of a dense
+    view (a transpose), and ``bernoulli_`` fills in memory order, so a transposed input's
+    mask is drawn along its storage; other inputs get a contiguous mask.
+
+    >>> _ = manual_seed(0); bernoulli_like(np.zeros((2, 3)).T, 0.5).tolist()
+    [[0.0, 0.0], [0.0, 0.0], [1.0, 0.0]]
+    """
+    order = sorted(range(array.ndim), key=lambda a: -array.strides[a])
+    step, dense = array.itemsize, True
+    for a in reversed(order):
+        if array.shape[a] != 1:
+            dense = dense and array.strides[a] == step
+            step *= array.shape[a]
+    if not dense:
+        order = list(range(array.ndim))
+    mask = np.empty([array.shape[a] for a in order], array.dtype).transpose(np.argsort(order))
+    return bernoulli_fill(mask, p, generator)
+
+
 def _iteration_view(array: np.ndarray) -> np.ndarray:
     """``array`` seen in the order ATen's TensorIterator visits it: its axes sorted by
     decreasing stride (memory order), so a transposed view is filled as its storage is."""

@@ -17,6 +17,7 @@ every gradient is scaled by ``min(1, max_norm / (total + 1e-6))``.
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 
@@ -24,7 +25,7 @@ from ... import devices
 from ...eager import Tensor, no_grad, tensor
 from . import rnn
 
-__all__ = ["clip_grad_norm_", "clip_grad_value_", "rnn"]
+__all__ = ["clip_grad_norm", "clip_grad_norm_", "clip_grad_value_", "rnn"]
 
 
 def _grads(parameters) -> list:
@@ -61,6 +62,15 @@ def clip_grad_norm_(parameters, max_norm: float, norm_type: float = 2.0,
         for g in grads:
             g.mul_(float(coef))
     return tensor(np.asarray(total, dtype))
+
+
+def clip_grad_norm(parameters, max_norm: float, norm_type: float = 2.0,
+                   error_if_nonfinite: bool = False, foreach=None) -> Tensor:
+    """PyTorch's old spelling of :func:`clip_grad_norm_`, which it calls after PyTorch's
+    FutureWarning (``torch.nn.utils.clip_grad_norm``)."""
+    warnings.warn("`torch.nn.utils.clip_grad_norm` is now deprecated in favor of "
+                  "`torch.nn.utils.clip_grad_norm_`.", FutureWarning, stacklevel=2)
+    return clip_grad_norm_(parameters, max_norm, norm_type, error_if_nonfinite, foreach)
 
 
 def clip_grad_value_(parameters, clip_value: float, foreach=None) -> None:

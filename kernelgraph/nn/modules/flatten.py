@@ -1,0 +1,5 @@
+"""``torch.nn.modules.flatten``: ``Flatten``."""
+
+from ..layers import Flatten
+
+__all__ = ["Flatten"]

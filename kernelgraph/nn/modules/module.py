@@ -1,0 +1,5 @@
+"""``torch.nn.modules.module``: the base class."""
+
+from ..module import Module
+
+__all__ = ["Module"]

@@ -1,0 +1,5 @@
+"""``torch.nn.modules.normalization``: layer normalisation."""
+
+from ..normalization import LayerNorm
+
+__all__ = ["LayerNorm"]

@@ -19,6 +19,7 @@ from . import (
     loss,
     module,
     normalization,
+    pixelshuffle,
     pooling,
     rnn,
     sparse,
@@ -27,4 +28,5 @@ from . import (
 from .module import Module
 
 __all__ = ["Module", "activation", "batchnorm", "container", "conv", "dropout", "flatten",
-           "linear", "loss", "module", "normalization", "pooling", "rnn", "sparse", "transformer"]
+           "linear", "loss", "module", "normalization", "pixelshuffle", "pooling", "rnn",
+           "sparse", "transformer"]

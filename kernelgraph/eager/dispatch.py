@@ -42,6 +42,8 @@ def _value(a, op=None, args=()):
         return a
     if devices.is_cuda_array(a):
         return a
+    if isinstance(a, np.floating | np.integer):  # weak, as PyTorch takes NumPy scalars
+        return a.item()
     if isinstance(a, Node):
         raise TypeError(f"cannot mix the graph node '{a.name}' with eager tensors; run the "
                         "graph in a Session first, or build everything in one mode")

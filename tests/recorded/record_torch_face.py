@@ -218,6 +218,16 @@ def a_grad_set_by_hand_keeps_its_reference(torch):
     return run(False), run(True)
 
 
+# -- NumPy scalars in arithmetic ---------------------------------------------------------------------
+@case
+def numpy_scalars_are_weak_as_python_numbers(torch):
+    import numpy as np
+    t, i = torch.ones(2), torch.ones(2, dtype=torch.int64)
+    results = [t * np.float64(2.0), np.float64(3.0) - t, t / np.sqrt(4), t ** np.float64(2),
+               i * np.float64(2.5), i * np.int32(2), t * np.int64(2), torch.mul(t, np.float64(2))]
+    return [(str(r.dtype).replace("torch.", ""), r.tolist()) for r in results]
+
+
 # -- shapes in messages: torch.Size([...]), as PyTorch prints them --------------------------------
 @case
 def size_in_a_loss_warning(torch):

@@ -230,16 +230,23 @@ class Embedding(Module):
                  _weight=None, _freeze: bool = False, device=None, dtype=None,
                  name: str | None = None):
         super().__init__(name)
-        if padding_idx is not None or max_norm is not None or scale_grad_by_freq or sparse:
-            raise NotImplementedError("Embedding: padding_idx, max_norm, scale_grad_by_freq "
-                                      "and sparse are not supported by kernelgraph")
+        if max_norm is not None or scale_grad_by_freq or sparse:
+            raise NotImplementedError("Embedding: max_norm, scale_grad_by_freq and sparse are "
+                                      "not supported by kernelgraph")
         self.num_embeddings = positive_int("Embedding", "num_embeddings", num_embeddings)
         self.embedding_dim = positive_int("Embedding", "embedding_dim", embedding_dim)
+        if padding_idx is not None:
+            if not -self.num_embeddings <= padding_idx < self.num_embeddings:
+                raise AssertionError("Padding_idx must be within num_embeddings")
+            padding_idx = padding_idx % self.num_embeddings
+        self.padding_idx = padding_idx
         if _weight is None:
             dtype = float_dtype("Embedding", dtype)
             self.register_parameter("weight", empty(dtype, self.num_embeddings,
                                                     self.embedding_dim))
             init.normal_(self._parameters["weight"])
+            if padding_idx is not None:  # the padding row starts at zero, as PyTorch's
+                init.zeros_(self._parameters["weight"][padding_idx])
         else:  # PyTorch's Parameter(_weight): the same storage, no draw from the generator
             if tuple(_weight.shape) != (self.num_embeddings, self.embedding_dim):
                 raise AssertionError("Shape of weight does not match num_embeddings and "
@@ -277,10 +284,16 @@ class Embedding(Module):
             if bad.size:
                 raise IndexError(f"Embedding: ids must be in [0, {self.num_embeddings}), got "
                                  f"{int(bad[0])}")
-        return O.embedding(self.weight, ids)
+        out = O.embedding(self.weight, ids)
+        if self.padding_idx is None:
+            return out
+        # the padding row gets no gradient: its lookups pass their value, held constant
+        held = O.equal(ids, self.padding_idx).unsqueeze(-1)
+        return O.where(held, out.detach(), out)
 
     def extra_repr(self) -> str:
-        return f"{self.num_embeddings}, {self.embedding_dim}"
+        pad = "" if self.padding_idx is None else f", padding_idx={self.padding_idx}"
+        return f"{self.num_embeddings}, {self.embedding_dim}{pad}"
 
 
 # -- activations ----------------------------------------------------------------------------------
@@ -297,15 +310,28 @@ class Identity(Module):
 
 
 class ReLU(Module):
-    """``max(x, 0)`` elementwise.
+    """``max(x, 0)`` elementwise; ``inplace=True`` (``nn.ReLU(True)``) overwrites an eager
+    input, as PyTorch's does (a graph node is computed anew: a graph has no in-place ops).
 
     >>> import kernelgraph as kg
     >>> kg.nn.ReLU()(kg.tensor([-1.0, 2.0])).tolist()
     [0.0, 2.0]
+    >>> kg.nn.ReLU(True)
+    ReLU(inplace=True)
     """
 
+    def __init__(self, inplace: bool = False):
+        super().__init__()
+        self.inplace = bool(inplace)
+
     def forward(self, x: Tensor | Node) -> Tensor | Node:
-        return O.relu(as_input("ReLU", x))
+        x = as_input("ReLU", x)
+        if self.inplace and isinstance(x, Tensor):
+            return x.relu_()
+        return O.relu(x)
+
+    def extra_repr(self) -> str:
+        return "inplace=True" if self.inplace else ""
 
 
 class Tanh(Module):

@@ -228,6 +228,22 @@ def numpy_scalars_are_weak_as_python_numbers(torch):
     return [(str(r.dtype).replace("torch.", ""), r.tolist()) for r in results]
 
 
+# -- modules whose arguments tutorials pass positionally ------------------------------------------
+@case
+def relu_inplace_overwrites_its_input(torch):
+    x = torch.tensor([-1.0, 2.0])
+    y = torch.nn.ReLU(True)(x)
+    return repr(torch.nn.ReLU(True)), repr(torch.nn.ReLU()), y is x, x.tolist()
+
+
+@case
+def embedding_padding_row_is_zero_and_gets_no_gradient(torch):
+    torch.manual_seed(0)
+    emb = torch.nn.Embedding(5, 2, padding_idx=-1)
+    emb(torch.tensor([[4, 1, 4], [0, 4, 2]])).sum().backward()
+    return repr(emb), emb.padding_idx, emb.weight[4].tolist(), emb.weight.grad.tolist()
+
+
 # -- shapes in messages: torch.Size([...]), as PyTorch prints them --------------------------------
 @case
 def size_in_a_loss_warning(torch):

@@ -218,7 +218,7 @@ def a_grad_set_by_hand_keeps_its_reference(torch):
     return run(False), run(True)
 
 
-# -- NumPy scalars in arithmetic ---------------------------------------------------------------------
+# -- NumPy scalars in arithmetic -----------------------------------------------------------------
 @case
 def numpy_scalars_are_weak_as_python_numbers(torch):
     import numpy as np

@@ -61,7 +61,8 @@ for epoch in range(6):
     loss.backward()
     nn.utils.clip_grad_norm_(model.parameters(), 1.0)
     optimizer.step()
-    print(f"Epoch: {epoch + 1:02} | Train Loss: {loss.item():.4f} | Train Acc: {acc.item() * 100:.2f}%")
+    print(f"Epoch: {epoch + 1:02} | Train Loss: {loss.item():.4f} | "
+          f"Train Acc: {acc.item() * 100:.2f}%")
 
 model.eval()
 with torch.no_grad():

@@ -194,6 +194,9 @@ __all__ += ["metrics"]
 from .summary import summary  # noqa: E402 - tf.summary: summary ops and FileWriter
 
 __all__ += ["summary"]
+from .image import image  # noqa: E402 - tf.image: resizes, colour adjustments, decoders
+
+__all__ += ["image"]
 
 # -- TF1's types, and the boundary on every function and class of the face
 # isort: split

@@ -99,6 +99,10 @@ ADJUSTMENTS = {
     "contrast_low": lambda x: tf.image.adjust_contrast(x, 0.4),
     "standardization": tf.image.per_image_standardization,
     "grayscale": tf.image.rgb_to_grayscale,
+    "hue": lambda x: tf.image.adjust_hue(x, 0.3),
+    "hue_neg": lambda x: tf.image.adjust_hue(x, -0.45),
+    "saturation": lambda x: tf.image.adjust_saturation(x, 1.8),
+    "saturation_low": lambda x: tf.image.adjust_saturation(x, 0.3),
     "flip_lr": tf.image.flip_left_right,
     "flip_ud": tf.image.flip_up_down,
     "convert": lambda x: tf.image.convert_image_dtype(
@@ -236,3 +240,20 @@ def test_resize_refuses_what_it_cannot_do():
             tf.image.resize_bilinear(tf.placeholder(tf.float32, [4, 4, 3]), [2, 2])
         with pytest.raises(NotImplementedError, match="BILINEAR and NEAREST_NEIGHBOR"):
             tf.image.resize_images(x, [2, 2], method=tf.image.ResizeMethod.BICUBIC)
+
+
+def test_random_hue_and_saturation_draw_new_factors_each_run_and_repeat_with_seeds():
+    x0 = np.random.default_rng(2).uniform(0.1, 0.9, (2, 3, 4, 3)).astype(np.float32)
+    for build in (lambda x: tf.image.random_hue(x, 0.2, seed=4),
+                  lambda x: tf.image.random_saturation(x, 0.2, 1.9, seed=4)):
+        runs = _draws(build, x0)
+        assert all(r.shape == x0.shape and r.dtype == np.float32 for r in runs)
+        assert len({r.tobytes() for r in runs}) == 4
+        assert all(np.array_equal(a, b) for a, b in zip(runs, _draws(build, x0)))
+    # no room to draw in: the hue stays
+    same = _draws(lambda x: tf.image.random_hue(x, 0.0), x0, runs=1)[0]
+    np.testing.assert_allclose(same, x0, atol=1e-6)
+    with pytest.raises(ValueError, match="max_delta must be <= 0.5"):
+        tf.image.random_hue(tf.constant(x0), 0.6)
+    with pytest.raises(ValueError, match="lower must be non-negative"):
+        tf.image.random_saturation(tf.constant(x0), -0.5, 1.0)

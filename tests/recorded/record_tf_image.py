@@ -90,6 +90,10 @@ def main():
             record(f"contrast_low_{name}", tf1.image.adjust_contrast(x, 0.4))
             record(f"standardization_{name}", tf1.image.per_image_standardization(x))
             record(f"grayscale_{name}", tf1.image.rgb_to_grayscale(x))
+            record(f"hue_{name}", tf1.image.adjust_hue(x, 0.3))
+            record(f"hue_neg_{name}", tf1.image.adjust_hue(x, -0.45))
+            record(f"saturation_{name}", tf1.image.adjust_saturation(x, 1.8))
+            record(f"saturation_low_{name}", tf1.image.adjust_saturation(x, 0.3))
             record(f"flip_lr_{name}", tf1.image.flip_left_right(x))
             record(f"flip_ud_{name}", tf1.image.flip_up_down(x))
             record(f"convert_{name}", tf1.image.convert_image_dtype(

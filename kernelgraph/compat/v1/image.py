@@ -236,6 +236,90 @@ def rgb_to_grayscale(images, name=None):
     return convert_image_dtype(gray, images.dtype)
 
 
+# -- hue and saturation: TF's AdjustHue / AdjustSaturation kernels, as compositions --------
+def _channels(x):
+    if x.shape is None or x.shape[-1] != 3:
+        raise ValueError(f"the last dimension of the image must be 3 (RGB), got shape "
+                         f"{None if x.shape is None else x.shape}")
+    pick = [(slice(None),) * (len(x.shape) - 1) + (k,) for k in range(3)]
+    return [x[p] for p in pick]
+
+
+def _to_hsv(x):
+    """(h in [0, 1), s, v) as TF's kernels compute them (not rgb_to_hsv's op)."""
+    r, g, b = _channels(x)
+    v = ops.maximum(ops.maximum(r, g), b)
+    span = ops.sub(v, ops.minimum(ops.minimum(r, g), b))
+    some = ops.greater(span, 0.0)
+    s = ops.where(ops.greater(v, 0.0), ops.div(span, ops.where(ops.greater(v, 0.0), v, 1.0)),
+                  0.0)
+    norm = ops.div(1.0, ops.mul(6.0, ops.where(some, span, 1.0)))
+    h = ops.where(ops.equal(r, v), ops.mul(norm, ops.sub(g, b)),
+                  ops.where(ops.equal(g, v), ops.add(ops.mul(norm, ops.sub(b, r)), 2.0 / 6.0),
+                            ops.add(ops.mul(norm, ops.sub(r, g)), 4.0 / 6.0)))
+    h = ops.where(some, h, 0.0)
+    return ops.where(ops.less(h, 0.0), ops.add(h, 1.0), h), s, v
+
+
+def _from_hsv(h, s, v):
+    c = ops.mul(s, v)
+    m = ops.sub(v, c)
+    dh = ops.mul(h, 6.0)
+    sector = ops.floor(dh)
+    half = ops.sub(dh, ops.mul(ops.floor(ops.mul(dh, 0.5)), 2.0))  # dh mod 2
+    x = ops.mul(c, ops.sub(1.0, ops.abs(ops.sub(half, 1.0))))
+    zero = ops.zeros_like(c)
+    table = [(c, x, zero), (x, c, zero), (zero, c, x), (zero, x, c), (x, zero, c), (c, zero, x)]
+    rgb = []
+    for k in range(3):
+        out = zero  # TF's default: a sector outside 0..5 (NaN) gives black
+        for sec in range(5, -1, -1):
+            out = ops.where(ops.equal(sector, float(sec)), table[sec][k], out)
+        rgb.append(ops.add(out, m))
+    return ops.stack(rgb, axis=-1)
+
+
+def adjust_hue(image, delta, name=None):
+    """TF1's ``tf.image.adjust_hue``: the hue turned by ``delta`` (a fraction of the colour
+    circle, in [-1, 1]) in TF's HSV, for RGB images (float, or integers converted there and
+    back)."""
+    image = _tensor(image)
+    h, s, v = _to_hsv(_as_float(image))
+    h = ops.add(h, ops.cast(_tensor(delta), dtype=D.float32))
+    h = ops.sub(h, ops.floor(h))  # fmod(h, 1), then + 1 where negative: h mod 1
+    return convert_image_dtype(_from_hsv(h, s, v), image.dtype)
+
+
+def adjust_saturation(image, saturation_factor, name=None):
+    """TF1's ``tf.image.adjust_saturation``: the saturation multiplied by
+    ``saturation_factor`` (clipped to [0, 1]) in TF's HSV, for RGB images."""
+    image = _tensor(image)
+    h, s, v = _to_hsv(_as_float(image))
+    s = ops.clip(ops.mul(s, ops.cast(_tensor(saturation_factor), dtype=D.float32)),
+                 min=0.0, max=1.0)
+    return convert_image_dtype(_from_hsv(h, s, v), image.dtype)
+
+
+def random_hue(image, max_delta, seed=None):
+    """TF1's ``tf.image.random_hue``: ``adjust_hue`` by a delta drawn from
+    [-max_delta, max_delta) (max_delta at most 0.5), a new draw each run."""
+    if max_delta > 0.5:
+        raise ValueError("max_delta must be <= 0.5.")
+    if max_delta < 0:
+        raise ValueError("max_delta must be non-negative.")
+    return adjust_hue(image, _random_uniform((), low=-max_delta, high=max_delta, seed=seed))
+
+
+def random_saturation(image, lower, upper, seed=None):
+    """TF1's ``tf.image.random_saturation``: ``adjust_saturation`` by a factor drawn from
+    [lower, upper), a new draw each run."""
+    if upper <= lower:
+        raise ValueError("upper must be > lower.")
+    if lower < 0:
+        raise ValueError("lower must be non-negative.")
+    return adjust_saturation(image, _random_uniform((), low=lower, high=upper, seed=seed))
+
+
 # -- flips and random adjustments ----------------------------------------------------------
 def flip_left_right(image):
     """TF1's ``tf.image.flip_left_right``: the width axis reversed."""
@@ -306,7 +390,9 @@ image = types.SimpleNamespace(
     rgb_to_grayscale=rgb_to_grayscale, flip_left_right=flip_left_right,
     flip_up_down=flip_up_down, random_flip_left_right=random_flip_left_right,
     random_flip_up_down=random_flip_up_down, random_brightness=random_brightness,
-    random_contrast=random_contrast, decode_jpeg=decode_jpeg, decode_png=decode_png,
+    random_contrast=random_contrast, adjust_hue=adjust_hue,
+    adjust_saturation=adjust_saturation, random_hue=random_hue,
+    random_saturation=random_saturation, decode_jpeg=decode_jpeg, decode_png=decode_png,
     decode_image=decode_image, decode_bmp=decode_bmp, decode_gif=decode_gif,
 )
 """The ``tf.image`` namespace."""

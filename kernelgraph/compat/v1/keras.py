@@ -161,8 +161,8 @@ class Flatten(Layer):
 
 class Dropout(Layer):
     """``tf.keras.layers.Dropout(rate)``: the identity when called on a tensor (Keras's
-    inference behaviour in a graph without a learning phase); ``fit`` does not apply it
-    either (see the module)."""
+    inference behaviour in a graph without a learning phase); ``compile`` refuses a model
+    that holds one, since this ``fit`` has no learning phase to drop units in."""
 
     _default = "dropout"
 
@@ -308,6 +308,11 @@ class Sequential:
                              "input_shape to compile")
         if not isinstance(loss, str):
             raise ValueError(f"compile: loss must be a loss's name, got {errors.shown(loss)}")
+        if any(isinstance(layer, Dropout) for layer in self.layers):
+            # Keras drops units while fitting (its learning phase); this fit has no phase
+            raise NotImplementedError("kernelgraph's tf.keras fits no model with Dropout "
+                                      "layers: use tf.layers.dropout with a training "
+                                      "placeholder in your own loop")
         with self.graph.as_default():
             out = self.outputs
             y = placeholder(out.dtype, shape=(None, *out.shape[1:]) if

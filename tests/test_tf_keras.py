@@ -121,3 +121,39 @@ def test_a_layer_called_twice_shares_its_variables():
         a, b = tf.placeholder(tf.float32, [None, 2]), tf.placeholder(tf.float32, [None, 2])
         layer(a), layer(b)
         assert [v.name for v in tf.trainable_variables()] == ["dense/kernel:0", "dense/bias:0"]
+
+
+def test_simple_rnn_cell_keras_calls_and_static_rnn(rec):
+    const = tf.constant_initializer
+    want = rec["simple_rnn_cell"]
+    with tf.Graph().as_default():
+        cell = tf.keras.layers.SimpleRNNCell(5, kernel_initializer=const(D["ck"]),
+                                             recurrent_initializer=const(D["rk"]),
+                                             bias_initializer=const(D["cb"]))
+        xs = tf.placeholder(tf.float32, [4, None, 3])
+        h = cell.get_initial_state(inputs=xs[0], dtype=tf.float32)
+        hs = []
+        for t in range(4):
+            step, state = cell(xs[t], [h])
+            assert isinstance(state, list) and len(state) == 1
+            h = state[0]
+            hs.append(step)
+        outs, last = tf.nn.static_rnn(cell, tf.unstack(xs), dtype=tf.float32)
+        assert [v.name for v in tf.global_variables()] == want["variables"]
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            got = sess.run({"hs": hs, "static": outs, "last": last}, {xs: D["seq"]})
+    for k in ("hs", "static", "last"):
+        np.testing.assert_allclose(got[k], want[k], rtol=1e-5, atol=1e-6)
+
+
+def test_simple_rnn_cells_recurrent_kernel_starts_orthogonal():
+    with tf.Graph().as_default():
+        cell = tf.keras.layers.SimpleRNNCell(6)
+        x = tf.placeholder(tf.float32, [None, 2])
+        cell(x, cell.zero_state(3, tf.float32))
+        (rk,) = [v for v in tf.global_variables() if "recurrent_kernel" in v.name]
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            r = sess.run(rk)
+    np.testing.assert_allclose(r.T @ r, np.eye(6), atol=1e-5)

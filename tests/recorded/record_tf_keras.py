@@ -32,6 +32,10 @@ def data():
         "k3": rng.uniform(-0.5, 0.5, (4, 3)).astype(np.float32),
         "img": rng.uniform(0, 1, (2, 6, 6, 2)).astype(np.float32),
         "kc": rng.uniform(-0.5, 0.5, (3, 3, 2, 3)).astype(np.float32),
+        "seq": rng.uniform(-1, 1, (4, 2, 3)).astype(np.float32),
+        "rk": rng.uniform(-0.5, 0.5, (5, 5)).astype(np.float32),
+        "ck": rng.uniform(-0.5, 0.5, (3, 5)).astype(np.float32),
+        "cb": rng.uniform(-0.5, 0.5, (5,)).astype(np.float32),
     }
 
 
@@ -69,6 +73,24 @@ def main():
         out["layers"] = {k: v.tolist() for k, v in got.items()}
         out["layers"]["f_shape"] = f.shape.as_list()
         out["layers"]["variables"] = [v.name for v in tf1.global_variables()]
+
+    with tf1.Graph().as_default():
+        cell = tf.keras.layers.SimpleRNNCell(5, kernel_initializer=const(d["ck"]),
+                                             recurrent_initializer=const(d["rk"]),
+                                             bias_initializer=const(d["cb"]))
+        xs = tf1.placeholder(tf.float32, [4, None, 3])
+        h = cell.get_initial_state(inputs=xs[0], dtype=tf.float32)
+        hs = []
+        for t in range(4):  # Keras's calling convention: cell(x, [h]) -> (out, [h'])
+            step, state = cell(xs[t], [h])
+            h = state[0]
+            hs.append(step)
+        outs, last = tf1.nn.static_rnn(cell, tf.unstack(xs), dtype=tf.float32)
+        with tf1.Session() as sess:
+            sess.run(tf1.global_variables_initializer())
+            got = sess.run({"hs": hs, "static": outs, "last": last}, {xs: d["seq"]})
+        out["simple_rnn_cell"] = {k: np.asarray(v).tolist() for k, v in got.items()}
+        out["simple_rnn_cell"]["variables"] = [v.name for v in tf1.global_variables()]
 
     def fit_case(last, loss, y_fit, metrics=None, optimizer=None):
         with tf1.Graph().as_default():

@@ -1,5 +1,6 @@
 """The corner of ``tf.keras`` that TF1 tutorials use inside graph code: layers called on graph
-tensors (``tf.keras.layers.Dense(10, activation="relu")(x)``), ``tf.keras.Sequential``
+tensors (``tf.keras.layers.Dense(10, activation="relu")(x)``, ``SimpleRNNCell``),
+``tf.keras.Sequential``
 with ``add``, calling it on a tensor, and ``compile`` / ``fit`` / ``predict`` /
 ``evaluate`` on NumPy arrays, and ``tf.keras.callbacks.Callback``; and
 ``tf.feature_column.numeric_column`` with ``tf.feature_column.input_layer``.
@@ -34,9 +35,11 @@ from ...static.session import Session
 from ...static.variables import global_variables_initializer, placeholder
 from . import initializers as I
 from . import layers as L
+from .nn import _zero_state, bias_add
 from .nn import nn as _nn
 from .optimizers import AdamOptimizer, GradientDescentOptimizer, MomentumOptimizer, Optimizer
-from .variable_scope import unique_scope_name
+from .spellings import zeros
+from .variable_scope import get_variable, unique_scope_name, variable_scope
 
 _ACTIVATIONS = {"relu": ops.relu, "sigmoid": ops.sigmoid, "tanh": ops.tanh,
                 "softmax": _nn.softmax, "linear": None, "elu": _nn.elu,
@@ -172,6 +175,81 @@ class Dropout(Layer):
 
     def call(self, inputs, reuse=None):
         return inputs
+
+
+class _Orthogonal(I._Random):
+    """Keras's ``Orthogonal`` initializer: the Q of a QR of normal draws, its signs fixed by
+    R's diagonal (drawn from kernelgraph's generator, not TF's numbers)."""
+
+    def __init__(self, gain=1.0, seed=None, dtype=None):
+        super().__init__(seed, dtype)
+        self.gain = gain
+
+    def value(self, shape, dtype=None):
+        rows, cols = int(np.prod(shape[:-1])), int(shape[-1])
+        a = self._rng().standard_normal((max(rows, cols), min(rows, cols)))
+        q, r = np.linalg.qr(a)
+        q = q * np.sign(np.diag(r))
+        q = q.T if rows < cols else q
+        return (self.gain * q).reshape(shape).astype(I._dtype(dtype, self.dtype))
+
+
+class SimpleRNNCell(Layer):
+    """``tf.keras.layers.SimpleRNNCell(units)``: ``h' = activation(x @ kernel + bias + h @
+    recurrent_kernel)``, with Keras's three variables (``simple_rnn_cell/kernel``,
+    ``recurrent_kernel`` orthogonal, ``bias``). Called as Keras calls it, ``cell(x, [h])``
+    gives ``(h', [h'])`` (a bare state gives a bare state), so ``tf.nn.static_rnn`` can run
+    it too. Dropout is not implemented."""
+
+    _default = "simple_rnn_cell"
+
+    def __init__(self, units, activation="tanh", use_bias=True,
+                 kernel_initializer="glorot_uniform", recurrent_initializer="orthogonal",
+                 bias_initializer="zeros", dropout=0.0, recurrent_dropout=0.0, **kwargs):
+        super().__init__(**kwargs)
+        if dropout or recurrent_dropout:
+            raise NotImplementedError("kernelgraph's SimpleRNNCell has no dropout")
+        self.units, self.activation = int(units), _activation(activation)
+        self.use_bias = use_bias
+        self.kernel_initializer = _initializer(kernel_initializer, "glorot_uniform")
+        self.recurrent_initializer = (_Orthogonal() if recurrent_initializer == "orthogonal"
+                                      else _initializer(recurrent_initializer, None))
+        self.bias_initializer = _initializer(bias_initializer, "zeros")
+
+    state_size = output_size = property(lambda self: self.units)
+
+    def __call__(self, inputs, states):
+        inputs = inputs if isinstance(inputs, Node) else ops.identity(np.asarray(inputs))
+        nested = isinstance(states, list | tuple)
+        h = states[0] if nested else states
+        size = None if inputs.shape is None else inputs.shape[-1]
+        if size is None:
+            raise ValueError("SimpleRNNCell: the last dimension of the inputs must be known")
+        with variable_scope(self.name, reuse=True if self._built else None):
+            kernel = get_variable("kernel", (int(size), self.units), dtype=inputs.dtype,
+                                  initializer=self.kernel_initializer)
+            recurrent = get_variable("recurrent_kernel", (self.units, self.units),
+                                     dtype=inputs.dtype, initializer=self.recurrent_initializer)
+            out = ops.matmul(inputs, kernel)
+            if self.use_bias:
+                out = bias_add(out, get_variable("bias", (self.units,), dtype=inputs.dtype,
+                                                 initializer=self.bias_initializer))
+            out = ops.add(out, ops.matmul(h, recurrent))
+            if self.activation is not None:
+                out = self.activation(out)
+        self._built = True
+        return out, ([out] if nested else out)
+
+    def get_initial_state(self, inputs=None, batch_size=None, dtype=None):
+        """Zeros (batch, units): the batch of ``inputs`` (its run-time batch), or
+        ``batch_size``."""
+        if inputs is not None:
+            return _zero_state(inputs, self.units, D.as_dtype(dtype or inputs.dtype))
+        return zeros([batch_size, self.units], dtype=dtype or D.float32)
+
+    def zero_state(self, batch_size, dtype):
+        """TF1's cell method: zeros (batch_size, units)."""
+        return zeros([batch_size, self.units], dtype=dtype)
 
 
 class Callback:
@@ -464,7 +542,7 @@ def input_layer(features, feature_columns, weight_collections=None, trainable=Tr
 keras = types.SimpleNamespace(
     layers=types.SimpleNamespace(Dense=Dense, Conv2D=Conv2D, MaxPooling2D=MaxPooling2D,
                                  MaxPool2D=MaxPooling2D, Flatten=Flatten, Dropout=Dropout,
-                                 Layer=Layer),
+                                 SimpleRNNCell=SimpleRNNCell, Layer=Layer),
     Sequential=Sequential, models=types.SimpleNamespace(Sequential=Sequential),
     callbacks=types.SimpleNamespace(Callback=Callback, History=History),
     optimizers=types.SimpleNamespace(SGD=SGD, Adam=Adam),

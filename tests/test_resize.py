@@ -41,6 +41,18 @@ def test_resize_modes_layouts_and_devices(mode, layout, rule):
                       weights(out.shape, out.dtype))
 
 
+@pytest.mark.parametrize("layout", ["NHWC", "NCHW"])
+def test_one_image_of_three_dims(layout):
+    x = _rng.uniform(-1, 1, (4, 5, 3))
+    attrs = dict(size=(6, 2), layout=layout, half_pixel=True)
+    out, grads = check_op(lambda t: resize(t, **attrs),
+                          lambda a: reference_resize(a, **attrs), [x], diff=(0,))
+    np.testing.assert_array_equal(out, resize(x[None], **attrs)[0])
+    if CUDA:
+        check_on_cuda(lambda t: resize(t, **attrs), [x], (0,), out, grads,
+                      weights(out.shape, out.dtype))
+
+
 def test_nearest_keeps_integers_and_bilinear_makes_float32():
     x = np.arange(2 * 3 * 4 * 1, dtype=np.int64).reshape(2, 3, 4, 1)
     near = resize(x, size=(5, 6), mode="nearest")
@@ -82,6 +94,6 @@ def test_bad_attributes_and_shapes_are_refused():
     with pytest.raises(ValueError, match="cannot both be set"):
         resize(x, size=(2, 2), align_corners=True, half_pixel=True)
     with pytest.raises(kg.errors.ShapeError, match="must be 4-D"):
-        resize(np.zeros((4, 4, 3)), size=(2, 2))
+        resize(np.zeros((4, 3)), size=(2, 2))
     with pytest.raises(kg.errors.ShapeError, match="non-zero height and width"):
         resize(np.zeros((1, 0, 4, 3)), size=(2, 2))

@@ -160,6 +160,18 @@ def test_decoders_read_a_fed_file_and_take_each_others_formats(rec):
     assert np.abs(b.astype(int) - rec["cases"]["decode_jpeg_3"]["y"]).max() <= 3
 
 
+def test_a_decoded_image_of_unknown_size_resizes(rec):
+    """The input pipeline of TF1 tutorials: a file's bytes fed, decoded (height and width
+    known only at run time), resized."""
+    with tf.Graph().as_default():
+        s = tf.placeholder(tf.string, [])
+        y = tf.image.resize_images(tf.image.decode_png(s, channels=3), [8, 7])
+        assert y.shape.as_list() == [8, 7, 3]
+        with tf.Session() as sess:
+            got = sess.run(y, {s: (HERE / "tf_image_small.png").read_bytes()})
+    _same(got, rec["cases"]["decode_resize_png"], rtol=1e-5)
+
+
 def check_decode_image(device):
     """The behavioural check of the decode op (tests/test_op_cards.py BEHAVIOURS): under a
     device scope and with the compiler's passes on, it decodes on the host the bytes fed

@@ -197,6 +197,9 @@ def reference_resize(x, size=None, mode="bilinear", align_corners=False, half_pi
     """The NumPy oracle of ``resize``: fancy indexing by the tables, weights multiplied out
     (bilinear results in float64, cast to the op's dtype by the caller's comparison)."""
     nchw = layout == "NCHW"
+    if np.ndim(x) == 3:  # one image
+        return reference_resize(np.asarray(x)[None], size, mode, align_corners, half_pixel,
+                                scales, layout)[0]
     xs = _as_nchw(np.asarray(x), nchw)
     ylo, yhi, fy, xlo, xhi, fx = tables(xs.shape[2:], size, mode, align_corners, half_pixel,
                                         scales, np.float64)
@@ -215,6 +218,9 @@ def reference_resize_backward(g, like, size=None, mode="bilinear", align_corners
                               half_pixel=False, scales=None, layout="NHWC"):
     """The NumPy oracle of ``resize_backward`` (``np.add.at`` scatters)."""
     nchw = layout == "NCHW"
+    if np.ndim(g) == 3:  # one image
+        return reference_resize_backward(np.asarray(g)[None], np.asarray(like)[None], size,
+                                         mode, align_corners, half_pixel, scales, layout)[0]
     gs = _as_nchw(np.asarray(g, np.float64), nchw)
     shape = _as_nchw(np.empty(np.shape(like)), nchw).shape
     ylo, yhi, fy, xlo, xhi, fx = tables(shape[2:], gs.shape[2:], mode, align_corners,

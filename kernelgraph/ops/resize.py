@@ -14,7 +14,8 @@ attributes (see :func:`kernelgraph.kernels.resize.source_tables`):
   PyTorch's ``nearest``);
 - ``scales``: PyTorch's ``scale_factor`` per axis (the input-per-output ratio is its
   inverse), or None: the ratio of the sizes;
-- ``layout``: ``"NHWC"`` (TF) or ``"NCHW"`` (PyTorch).
+- ``layout``: ``"NHWC"`` (TF) or ``"NCHW"`` (PyTorch); a 3-D input is one image (HWC or
+  CHW), as TF's resizes take one.
 
 Bilinear resizing returns floats (integer images become float32, as TF1's
 ``resize_bilinear`` does); nearest keeps the dtype. The gradient adds each output's
@@ -74,14 +75,23 @@ def _shape(sx, attrs) -> tuple | None:
     size, _, _, _, _, nchw = _attrs(attrs)
     if sx is None:
         return None
+    if len(sx) == 3:  # one image: as a batch of one
+        return _shape((1, *sx), attrs)[1:]
     if len(sx) != 4:
-        raise ShapeError(f"resize: the images must be 4-D ({'NCHW' if nchw else 'NHWC'}), "
-                         f"got shape {shape_str(sx)}")
+        raise ShapeError(f"resize: the images must be 4-D ({'NCHW' if nchw else 'NHWC'}) or "
+                         f"one image, 3-D ({'CHW' if nchw else 'HWC'}), got shape "
+                         f"{shape_str(sx)}")
     h, w = K.hw(sx, nchw)
     if h == 0 or w == 0:
         raise ShapeError(f"resize: the images must have a non-zero height and width, got "
                          f"shape {shape_str(sx)}")
     return K.out_shape(tuple(sx), size, nchw)
+
+
+def _one(k, a):
+    """A 3-D image as a batch of one (a view), and whether it was one."""
+    dims = tuple(k.dims(a))
+    return (a.reshape((1, *dims)), True) if len(dims) == 3 else (a, False)
 
 
 def _dtype(dt, mode):
@@ -117,7 +127,9 @@ def _forward(k: _Kernels):
         dt = _dtype(x.dtype, mode)
         if mode == "bilinear":
             x = k.to(x, dt)
-        return k.resize.resize(x, size, mode, align, half, scales, nchw, dt)
+        x, one = _one(k, x)
+        out = k.resize.resize(x, size, mode, align, half, scales, nchw, dt)
+        return out[0] if one else out
     return forward
 
 
@@ -128,7 +140,10 @@ def _backward(k: _Kernels):
         if tuple(k.dims(g)) != tuple(want):
             raise ShapeError(f"resize_backward: the gradient has shape "
                              f"{shape_str(k.dims(g))}, expected {shape_str(want)}")
-        return k.resize.resize_backward(g, k.dims(like), mode, align, half, scales, nchw)
+        (g, one), like_dims = _one(k, g), tuple(k.dims(like))
+        dx = k.resize.resize_backward(g, (1, *like_dims) if one else like_dims, mode, align,
+                                      half, scales, nchw)
+        return dx[0] if one else dx
     return forward
 
 

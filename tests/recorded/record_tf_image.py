@@ -109,6 +109,9 @@ def main():
                 if what == "jpeg":
                     record(f"decode_jpeg_accurate_{ch}", tf1.image.decode_jpeg(
                         data, channels=ch, dct_method="INTEGER_ACCURATE"))
+        png = tf1.placeholder_with_default(tf.constant(PNG.read_bytes()), [])
+        record("decode_resize_png", tf1.image.resize_images(
+            tf1.image.decode_png(png, channels=3), [8, 7]))
         errors = {}
         for name, build in (
                 ("jpeg_of_png", lambda: tf1.image.decode_jpeg(tf.constant(PNG.read_bytes()))),

@@ -55,9 +55,8 @@ def _rank(image, what, ranks=(3, 4)) -> int:
 
 def _batched(image, what):
     """(the images as a batch, a function that undoes the batching)."""
-    if _rank(image, what) == 3:
-        return ops.reshape(image, shape=(1, *(-1 if d is None else d for d in image.shape))), \
-            lambda y: SF.squeeze(y, 0)
+    if _rank(image, what) == 3:  # (a decoded image's height and width are known at run time)
+        return SF.unsqueeze(image, 0), lambda y: SF.squeeze(y, 0)
     return image, lambda y: y
 
 
@@ -82,9 +81,9 @@ def _known_hw(image, what) -> tuple:
     return h, w
 
 
-def _resized(images, size, mode, align_corners, half_pixel_centers, what):
+def _resized(images, size, mode, align_corners, half_pixel_centers, what, ranks=(4,)):
     images = _tensor(images)
-    if _rank(images, what, (4,)) and align_corners and half_pixel_centers:
+    if _rank(images, what, ranks) and align_corners and half_pixel_centers:
         raise ValueError("If half_pixel_centers is True, align_corners must be False.")
     out = _resize(images, size=_static_hw(size, what), mode=mode,
                   align_corners=bool(align_corners), half_pixel=bool(half_pixel_centers))
@@ -133,18 +132,19 @@ def resize_images(images, size, method=ResizeMethod.BILINEAR, align_corners=Fals
         raise NotImplementedError("tf.image.resize_images: preserve_aspect_ratio=True is not "
                                   "implemented in kernelgraph")
     hw = _static_hw(size, "resize_images")
-    batch, back = _batched(images, "resize_images")
-    if tuple(batch.shape[1:3]) == hw:
+    _rank(images, "resize_images")
+    if tuple(images.shape[-3:-1]) == hw:
         return images
-    return back(_resized(batch, hw, _METHODS[method], align_corners, False, "resize_images"))
+    return _resized(images, hw, _METHODS[method], align_corners, False, "resize_images", (3, 4))
 
 
 def resize_image_with_crop_or_pad(image, target_height, target_width):
     """TF1's ``tf.image.resize_image_with_crop_or_pad``: the centre cropped, or the image
     padded with zeros around it, to (target_height, target_width)."""
     image = _tensor(image)
+    _rank(image, "resize_image_with_crop_or_pad")
+    h, w = _known_hw(image, "resize_image_with_crop_or_pad")
     batch, back = _batched(image, "resize_image_with_crop_or_pad")
-    h, w = _known_hw(batch, "resize_image_with_crop_or_pad")
     th, tw = int(target_height), int(target_width)
     if th <= 0 or tw <= 0:
         raise ValueError("target_height and target_width must be > 0")

@@ -157,3 +157,19 @@ def test_simple_rnn_cells_recurrent_kernel_starts_orthogonal():
             sess.run(tf.global_variables_initializer())
             r = sess.run(rk)
     np.testing.assert_allclose(r.T @ r, np.eye(6), atol=1e-5)
+
+
+def test_a_model_without_input_shape_is_built_from_the_data(rec):
+    """Keras builds such a model at the first fit, from the data's shape: the same losses as
+    the recorded model that named its input_shape."""
+    const = tf.constant_initializer
+    with tf.Graph().as_default():
+        model = tf.keras.models.Sequential([
+            tf.keras.layers.Dense(4, activation="tanh", kernel_initializer=const(D["k1"])),
+            tf.keras.layers.Dense(2, kernel_initializer=const(D["k2"]))])
+        model.compile(optimizer=tf.keras.optimizers.SGD(learning_rate=0.1), loss="mse")
+        hist = model.fit(D["x"], D["y"], batch_size=4, epochs=3, shuffle=False, verbose=0)
+        np.testing.assert_allclose(hist.history["loss"], rec["mse"]["history"]["loss"],
+                                   rtol=1e-5)
+        np.testing.assert_allclose(model.predict(D["x"]), rec["mse"]["predict"], rtol=1e-5,
+                                   atol=1e-6)

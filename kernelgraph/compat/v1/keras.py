@@ -32,7 +32,12 @@ from ... import dtypes as D
 from ... import errors, ops
 from ...graph import Node, get_default_graph
 from ...static.session import Session
-from ...static.variables import global_variables_initializer, placeholder
+from ...static.variables import (
+    global_variables,
+    global_variables_initializer,
+    placeholder,
+    variables_initializer,
+)
 from . import initializers as I
 from . import layers as L
 from .nn import _zero_state, bias_add
@@ -380,10 +385,9 @@ class Sequential:
         return out
 
     def compile(self, optimizer="sgd", loss=None, metrics=None, **kwargs):
-        """Choose the optimizer, the loss (a name) and the metrics (``"accuracy"``)."""
-        if self.outputs is None:
-            raise ValueError("kernelgraph's tf.keras.Sequential needs the first layer's "
-                             "input_shape to compile")
+        """Choose the optimizer, the loss (a name) and the metrics (``"accuracy"``); the
+        training graph is made now, or, without an ``input_shape``, at the first ``fit`` /
+        ``evaluate`` (from the data's shape, as Keras builds a model late)."""
         if not isinstance(loss, str):
             raise ValueError(f"compile: loss must be a loss's name, got {errors.shown(loss)}")
         if any(isinstance(layer, Dropout) for layer in self.layers):
@@ -391,22 +395,40 @@ class Sequential:
             raise NotImplementedError("kernelgraph's tf.keras fits no model with Dropout "
                                       "layers: use tf.layers.dropout with a training "
                                       "placeholder in your own loop")
+        for m in metrics or ():
+            if m not in ("accuracy", "acc"):
+                raise ValueError(f"kernelgraph's tf.keras knows the metric 'accuracy', got "
+                                 f"{errors.shown(m)}")
+        self._compiled = types.SimpleNamespace(optimizer=_optimizer(optimizer), loss=loss,
+                                               metrics=list(metrics or ()), step=None)
+        if self.outputs is not None:
+            self._training_graph()
+
+    def _build(self, x):
+        """The model's input and output, from the data's shape where no layer gave one."""
+        if self.outputs is None:
+            with self.graph.as_default():
+                self.inputs = placeholder(D.float32, shape=(None, *np.shape(x)[1:]),
+                                          name=f"{self.layers[0].name}_input")
+                self.outputs = self(self.inputs)
+        if self._compiled is not None and self._compiled.step is None:
+            self._training_graph()
+
+    def _training_graph(self):
+        c, out = self._compiled, self.outputs
         with self.graph.as_default():
-            out = self.outputs
-            y = placeholder(out.dtype, shape=(None, *out.shape[1:]) if
-                            loss != "sparse_categorical_crossentropy" else (None,),
-                            name=f"{self.layers[-1].name}_target")
-            per_sample = _loss(loss, y, out)
-            total = ops.mean(per_sample)
-            opt = _optimizer(optimizer)
-            step = opt.minimize(total)
-            fetch = {"loss": total}
-            for m in metrics or ():
-                if m not in ("accuracy", "acc"):
-                    raise ValueError(f"kernelgraph's tf.keras knows the metric 'accuracy', "
-                                     f"got {errors.shown(m)}")
-                fetch[m] = ops.mean(ops.cast(self._hits(loss, y, out), dtype=D.float32))
-            self._compiled = types.SimpleNamespace(y=y, step=step, fetch=fetch)
+            before = set(global_variables())
+            c.y = placeholder(out.dtype, shape=(None, *out.shape[1:]) if
+                              c.loss != "sparse_categorical_crossentropy" else (None,),
+                              name=f"{self.layers[-1].name}_target")
+            total = ops.mean(_loss(c.loss, c.y, out))
+            c.step = c.optimizer.minimize(total)
+            c.fetch = {"loss": total}
+            for m in c.metrics:
+                c.fetch[m] = ops.mean(ops.cast(self._hits(c.loss, c.y, out), dtype=D.float32))
+            if self._session is not None:  # compiled after a predict: the optimizer's slots
+                self._session.run(variables_initializer(
+                    [v for v in global_variables() if v not in before]))
 
     @staticmethod
     def _hits(loss, y, out):
@@ -439,6 +461,7 @@ class Sequential:
             raise RuntimeError("You must compile your model before training/testing. Use "
                                "`model.compile(optimizer, loss)`.")
         x, y = np.asarray(x, np.float32), np.asarray(y)
+        self._build(x)
         sess, c, bs = self._sess(), self._compiled, int(batch_size or 32)
         history = History()
         cbs = [history, *(callbacks or ())]
@@ -474,10 +497,9 @@ class Sequential:
 
     def predict(self, x, batch_size=None, verbose=0, **kwargs):
         """The model's outputs on ``x``, computed in batches of ``batch_size`` (32)."""
-        if self.outputs is None:
-            raise ValueError("kernelgraph's tf.keras.Sequential needs the first layer's "
-                             "input_shape to predict")
-        x, bs, sess = np.asarray(x, np.float32), int(batch_size or 32), self._sess()
+        x = np.asarray(x, np.float32)
+        self._build(x)
+        bs, sess = int(batch_size or 32), self._sess()
         parts = [sess.run(self.outputs, {self.inputs: x[k:k + bs]})
                  for k in range(0, len(x), bs)]
         return np.concatenate(parts) if parts else np.zeros((0, *self.outputs.shape[1:]))
@@ -487,6 +509,7 @@ class Sequential:
         if self._compiled is None:
             raise RuntimeError("You must compile your model before training/testing.")
         x, y, bs = np.asarray(x, np.float32), np.asarray(y), int(batch_size or 32)
+        self._build(x)
         c, sess = self._compiled, self._sess()
         sums = dict.fromkeys(c.fetch, 0.0)
         for k in range(0, len(x), bs):

@@ -1,6 +1,7 @@
 """The ``resize`` op (kernelgraph/ops/resize.py) in every sampling rule and both layouts:
 eager, plain arrays and a static graph against the NumPy reference, gradients against
-finite differences, and the CUDA kernels (numba's simulator without a GPU) against the CPU.
+finite differences, and the CUDA kernels (numba's simulator without a GPU) against the CPU;
+and PyTorch's ``F.interpolate`` rules against recorded/resize.json (record_resize.py).
 tests/test_op_cards.py checks one sample of the card; tests/test_tf_image.py compares the
 rules with TensorFlow's recorded resizes."""
 
@@ -73,6 +74,33 @@ def test_second_derivative_runs_through_resize_again():
     want = 2 * resize_backward(resize(ones, size=(5, 4), half_pixel=True), ones,
                                size=(5, 4), half_pixel=True)
     np.testing.assert_allclose(gg.detach().numpy(), want, rtol=1e-12)
+
+
+def test_pytorch_interpolate_rules(recorded):
+    """F.interpolate's modes as resize attributes (NCHW): nearest is the legacy rule,
+    nearest-exact and bilinear (align_corners=False) the half-pixel one; a scale_factor
+    gives the size floor(in * s) and the ratio 1 / s. Values, input gradients and grad_fn."""
+    rec = recorded("resize")
+    x = np.array(rec["x"], np.float32)
+    for case in rec["cases"]:
+        mode, kw = case["mode"], case["kwargs"]
+        sf = kw.get("scale_factor")
+        if sf is not None:
+            sf = tuple(sf) if isinstance(sf, list) else (sf, sf)
+            size = tuple(int(np.floor(n * s)) for n, s in zip(x.shape[2:], sf))
+        else:
+            size = tuple(kw["size"])
+        align = kw.get("align_corners", False)
+        attrs = dict(size=size, layout="NCHW", scales=sf, align_corners=align,
+                     mode="bilinear" if mode == "bilinear" else "nearest",
+                     half_pixel=mode == "nearest-exact" or (mode == "bilinear" and not align))
+        t = kg.tensor(x, requires_grad=True)
+        y = resize(t, **attrs)
+        w = np.linspace(-1, 1, y.numel(), dtype=np.float32).reshape(y.shape)
+        (y * kg.tensor(w)).sum().backward()
+        np.testing.assert_allclose(y.detach().numpy(), case["y"], rtol=1e-6, atol=1e-6)
+        np.testing.assert_allclose(t.grad.numpy(), case["dx"], rtol=1e-5, atol=1e-6)
+        assert repr(y.grad_fn).startswith(f"<{case['grad_fn']} "), (mode, repr(y.grad_fn))
 
 
 def test_sampling_tables_follow_the_frameworks_rules():

@@ -149,8 +149,11 @@ def _backward(k: _Kernels):
 
 def _grad_fn(node) -> str:
     """PyTorch's name of the backward (F.interpolate's nearest or bilinear)."""
-    nearest = (node.attrs or {}).get("mode", "bilinear") == "nearest"
-    return "UpsampleNearest2DBackward0" if nearest else "UpsampleBilinear2DBackward0"
+    attrs = node.attrs or {}
+    if attrs.get("mode", "bilinear") == "bilinear":
+        return "UpsampleBilinear2DBackward0"
+    return "UpsampleNearestExact2DBackward0" if attrs.get("half_pixel") else \
+        "UpsampleNearest2DBackward0"
 
 
 resize = define(

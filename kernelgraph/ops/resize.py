@@ -95,7 +95,8 @@ def _one(k, a):
 
 
 def _dtype(dt, mode):
-    return D.as_dtype(dt) if mode == "nearest" else D.floating(D.as_dtype(dt))
+    # a storage dtype (uint8) computes in its kept dtype, as every op does
+    return D.wide(D.as_dtype(dt)) if mode == "nearest" else D.floating(D.as_dtype(dt))
 
 
 class _Kernels(NamedTuple):

@@ -165,11 +165,14 @@ def test_a_decoded_image_of_unknown_size_resizes(rec):
     known only at run time), resized."""
     with tf.Graph().as_default():
         s = tf.placeholder(tf.string, [])
-        y = tf.image.resize_images(tf.image.decode_png(s, channels=3), [8, 7])
+        image = tf.image.decode_png(s, channels=3)
+        y = tf.image.resize_images(image, [8, 7])
         assert y.shape.as_list() == [8, 7, 3]
+        z = tf.image.per_image_standardization(image)
         with tf.Session() as sess:
-            got = sess.run(y, {s: (HERE / "tf_image_small.png").read_bytes()})
+            got, std = sess.run([y, z], {s: (HERE / "tf_image_small.png").read_bytes()})
     _same(got, rec["cases"]["decode_resize_png"], rtol=1e-5)
+    _same(std, rec["cases"]["decode_standardization_png"], rtol=1e-5)
 
 
 def check_decode_image(device):

@@ -112,6 +112,8 @@ def main():
         png = tf1.placeholder_with_default(tf.constant(PNG.read_bytes()), [])
         record("decode_resize_png", tf1.image.resize_images(
             tf1.image.decode_png(png, channels=3), [8, 7]))
+        record("decode_standardization_png", tf1.image.per_image_standardization(
+            tf1.image.decode_png(png, channels=3)))
         errors = {}
         for name, build in (
                 ("jpeg_of_png", lambda: tf1.image.decode_jpeg(tf.constant(PNG.read_bytes()))),

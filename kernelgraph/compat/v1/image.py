@@ -212,18 +212,15 @@ def per_image_standardization(image):
     """TF1's ``tf.image.per_image_standardization``: each image scaled to mean 0 and
     standard deviation 1 (at least ``1 / sqrt(pixels)``), as float32."""
     image = _tensor(image)
-    rank = _rank(image, "per_image_standardization")
+    _rank(image, "per_image_standardization")
     x = ops.cast(image, dtype=D.float32)
     axes = (-3, -2, -1)
-    dims = image.shape[-3:]
-    if any(d is None for d in dims):
-        raise ValueError("per_image_standardization: kernelgraph needs the image's height, "
-                         f"width and channels when the graph is built, got {image.shape}")
     mean = ops.mean(x, axis=axes, keepdims=True)
     centred = ops.sub(x, mean)
     std = ops.sqrt(ops.mean(ops.mul(centred, centred), axis=axes, keepdims=True))
-    floor = np.float32(1.0 / np.sqrt(np.float32(np.prod(dims))))
-    del rank
+    # the pixels counted at run time: a decoded image's size is known only then
+    pixels = ops.sum(ops.ones_like(x), axis=axes, keepdims=True)
+    floor = ops.div(1.0, ops.sqrt(pixels))
     return ops.div(centred, ops.maximum(std, floor))
 
 

@@ -13,21 +13,10 @@ field); :meth:`kernelgraph.ops.registry.Op.kernel` imports the package on first 
 
 from __future__ import annotations
 
-from . import (
-           conv,
-           core,
-           elementwise,
-           fused,
-           indexing,
-           linalg,
-           nn,
-           random,
-           reduce,
-           resize,
-           rnn,
-           shape,
-)
+from . import conv, core, elementwise, fused, indexing, linalg, nn, random, reduce, rnn, shape
+from . import resize as resize  # nearest / bilinear image resizing (ops/resize.py)
 from .core import SIMULATOR, is_device_array
 
 __all__ = ["SIMULATOR", "conv", "core", "elementwise", "fused", "indexing", "is_device_array",
-           "linalg", "nn", "random", "reduce", "resize", "rnn", "shape"]
+           "linalg", "nn", "random", "reduce", "rnn", "shape"]
+__all__ += ["resize"]

@@ -175,6 +175,21 @@ def test_a_decoded_image_of_unknown_size_resizes(rec):
     _same(std, rec["cases"]["decode_standardization_png"], rtol=1e-5)
 
 
+def test_decode_image_has_no_rank_unless_animations_are_not_expanded(rec):
+    """As in TF1, decode_image's rank is unknown (a GIF gives 4 dims), so resize_images
+    refuses it when the graph is built; expand_animations=False gives rank 3."""
+    assert rec["errors"]["resize_of_decode_image"] == ["ValueError", "'images' contains no shape."]
+    png = (HERE / "tf_image_small.png").read_bytes()
+    with tf.Graph().as_default():
+        with pytest.raises(ValueError, match="^'images' contains no shape.$"):
+            tf.image.resize_images(tf.image.decode_image(tf.constant(png)), [5, 6])
+        y = tf.image.resize_images(
+            tf.image.decode_image(tf.constant(png), channels=3, expand_animations=False), [5, 6])
+        with tf.Session() as sess:
+            got = sess.run(y)
+    _same(got, rec["cases"]["decode_image_still_resize_png"], rtol=1e-5)
+
+
 def check_decode_image(device):
     """The behavioural check of the decode op (tests/test_op_cards.py BEHAVIOURS): under a
     device scope and with the compiler's passes on, it decodes on the host the bytes fed

@@ -112,6 +112,8 @@ def main():
         png = tf1.placeholder_with_default(tf.constant(PNG.read_bytes()), [])
         record("decode_resize_png", tf1.image.resize_images(
             tf1.image.decode_png(png, channels=3), [8, 7]))
+        record("decode_image_still_resize_png", tf1.image.resize_images(
+            tf1.image.decode_image(png, channels=3, expand_animations=False), [5, 6]))
         record("decode_standardization_png", tf1.image.per_image_standardization(
             tf1.image.decode_png(png, channels=3)))
         errors = {}
@@ -124,6 +126,11 @@ def main():
                 errors[name] = None
             except Exception as e:  # noqa: BLE001 - the type and message are the record
                 errors[name] = [type(e).__name__, str(e).splitlines()[0]]
+        try:  # a build-time error: decode_image's rank is unknown (a GIF would add one)
+            tf1.image.resize_images(tf1.image.decode_image(png), [5, 6])
+            errors["resize_of_decode_image"] = None
+        except ValueError as e:
+            errors["resize_of_decode_image"] = [type(e).__name__, str(e)]
         out["errors"] = errors
     (HERE / "tf_image.json").write_text(json.dumps(out), encoding="utf-8")
 

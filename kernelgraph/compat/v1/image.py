@@ -46,10 +46,11 @@ def _tensor(x) -> Node:
 
 
 def _rank(image, what, ranks=(3, 4)) -> int:
-    if image.shape is None or len(image.shape) not in ranks:
-        shown = "unknown" if image.shape is None else len(image.shape)
+    if image.shape is None:
+        raise ValueError("'images' contains no shape.")  # TF1's words
+    if len(image.shape) not in ranks:
         raise ValueError(f"{what}: 'image' must have {' or '.join(map(str, ranks))} "
-                         f"dimensions, got rank {shown}")
+                         f"dimensions, got rank {len(image.shape)}")
     return len(image.shape)
 
 

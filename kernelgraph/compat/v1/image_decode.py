@@ -31,7 +31,7 @@ from ...static.build import constant_node
 # TF's decoders share one kernel: decode_jpeg reads a PNG too, and decode_png a JPEG.
 _STILL = ("JPEG", "PNG", "BMP")
 _FORMATS = {"jpeg": _STILL, "png": _STILL, "bmp": _STILL, "gif": ("GIF",),
-            "any": (*_STILL, "GIF")}
+            "any": (*_STILL, "GIF"), "first": (*_STILL, "GIF")}
 _MODES = {1: "L", 3: "RGB", 4: "RGBA"}
 
 
@@ -54,12 +54,13 @@ def _decode(contents, *, channels, kind):
         for k in range(getattr(img, "n_frames", 1) if kind in ("gif", "any") else 1):
             img.seek(k)
             frames.append(_pixels(img, channels))
-    except (UnidentifiedImageError, OSError, ValueError, SyntaxError) as e:
+    except (UnidentifiedImageError, Image.DecompressionBombError, OSError, ValueError,
+            SyntaxError) as e:
         wanted = ", ".join(_FORMATS[kind])
         raise errors.InvalidArgumentError(
             None, None, f"Unknown image file format or a damaged file: {wanted} required "
                         f"({e})") from None
-    if img.format == "GIF":  # TF1 gives GIFs as (frames, H, W, 3)
+    if img.format == "GIF" and kind != "first":  # TF1 gives GIFs as (frames, H, W, 3)
         return np.stack(frames)
     return frames[0]
 
@@ -102,9 +103,6 @@ decode_image_op = define(
 def _op(contents, channels, kind, what) -> Node:
     if channels not in (0, 1, 3, 4):
         raise ValueError(f"{what}: channels must be 0, 1, 3 or 4, got {errors.shown(channels)}")
-    if kind in ("gif", "any") and channels in (1, 4):
-        if kind == "gif":
-            raise ValueError(f"{what}: channels must be 0 or 3 for a GIF")
     with device("cpu"):  # a host op: its image is made on the host, whatever the scope
         if not isinstance(contents, Node):
             contents = constant_node(np.array(_bytes(contents), dtype=object), dtype=D.string)
@@ -142,8 +140,11 @@ def decode_gif(contents, name=None):
 
 def decode_image(contents, channels=None, dtype=D.uint8, name=None, expand_animations=True):
     """TF1's ``tf.image.decode_image``: JPEG, PNG, BMP or GIF bytes -> uint8 (H, W, C) (a GIF:
-    (frames, H, W, 3)); ``dtype=tf.float32`` scales to [0, 1] (CPU only)."""
-    out = _op(contents, channels or 0, "any", "decode_image")
+    (frames, H, W, 3), so the rank is unknown when the graph is built, as in TF1; with
+    ``expand_animations=False`` a GIF's first frame, and rank 3); ``dtype=tf.float32``
+    scales to [0, 1] (CPU only)."""
+    out = _op(contents, channels or 0, "any" if expand_animations else "first",
+              "decode_image")
     dtype = D.as_dtype(dtype)
     if dtype == D.uint8:
         return out

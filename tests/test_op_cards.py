@@ -60,6 +60,7 @@ from tests.test_tensorboard import SUMMARY_OPS, check_summary_ops
 from tests.test_tf_data import check_host_ops
 from tests.test_tf_input import HOST_OPS as INPUT_HOST_OPS
 from tests.test_tf_input import check_input_ops
+from tests.test_tf_image import check_decode_image
 
 NO_REFERENCE = ("stateful", "control", "random")  # traits that excuse a missing reference
 NO_CUDA = ("host_only", "stateful")  # traits that excuse a missing CUDA kernel
@@ -150,6 +151,9 @@ SAMPLES: dict[str, Sample] = {
     "avg_pool2d": S(u(1, 2, 4, 4), **_POOL),
     "avg_pool2d_backward": S(u(1, 2, 2, 2), u(1, 2, 4, 4), diff=(0,), **_POOL),
     "global_avg_pool2d": S(u(1, 2, 3, 3)),
+    # image resizing (NHWC; tests/test_tf_image.py checks every sampling rule against TF)
+    "resize": S(u(1, 3, 4, 2), size=(5, 3), half_pixel=True),
+    "resize_backward": S(u(1, 5, 3, 2), u(1, 3, 4, 2), diff=(0,), size=(5, 3), half_pixel=True),
     # indexing and joining
     "getitem": S(u(3, 4), index=_INDEX),
     "getitem_grad": S(u(2, 2), u(3, 4), diff=(0,), index=_INDEX),
@@ -512,6 +516,7 @@ BEHAVIOURS = {
     **dict.fromkeys(SUMMARY_OPS, check_summary_ops),
     **dict.fromkeys(INPUT_HOST_OPS, check_input_ops),
     **dict.fromkeys(SAMPLING_OPS, check_sampling_ops),
+    "decode_image": check_decode_image,
 }
 
 

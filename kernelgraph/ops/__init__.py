@@ -45,6 +45,7 @@ from .nn import (
 from .random import dropout
 from .reduce import broadcast_like, broadcast_reduced, max, mean, sum, sum_to_like
 from .registry import CUDA_KERNELS, OPS, REFERENCE, TRAITS, FusedOp, Op, cuda_kernels, define
+from .resize import resize, resize_backward
 from .rnn import lstm_cell, rnn_tanh_cell
 from .shape import broadcast_to, matrix_transpose, reshape, reshape_like, transpose
 from .transfer import to_device
@@ -61,3 +62,4 @@ __all__ = [
     "getitem", "getitem_grad", "lstm_cell", "normalize_index", "one_hot", "pad", "random",
     "rnn_tanh_cell", "split", "split_grad", "split_piece", "stack", "to_device",
 ] + elementwise.__all__
+__all__ += ["resize", "resize_backward"]

@@ -220,6 +220,12 @@ __all__ += [*_math_ops_all, "multinomial", "truncated_normal", *_sparse_all]
 from .summary import summary  # noqa: E402 - tf.summary: summary ops and FileWriter
 
 __all__ += ["summary"]
+from .image import image  # noqa: E402 - tf.image: resizes, colour adjustments, decoders
+
+__all__ += ["image"]
+from .keras import feature_column, keras  # noqa: E402 - tf.keras layers and Sequential in graphs
+
+__all__ += ["feature_column", "keras"]
 
 # -- TF1's types, and the boundary on every function and class of the face
 # isort: split

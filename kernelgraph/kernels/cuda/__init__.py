@@ -15,10 +15,11 @@ from __future__ import annotations
 
 from . import conv, core, elementwise, fused, indexing, linalg, nn, random, reduce, rnn, shape
 from . import matrix as matrix  # det, inv, solve, cholesky, eigh (ops/matrix.py)
+from . import resize as resize  # nearest / bilinear image resizing (ops/resize.py)
 from . import selection as selection  # top_k and unique (ops/selection.py)
 from . import torch_select as torch_select  # PyTorch's gather, scatter, topk
 from .core import SIMULATOR, is_device_array
 
 __all__ = ["SIMULATOR", "conv", "core", "elementwise", "fused", "indexing", "is_device_array",
-           "linalg", "matrix", "nn", "random", "reduce", "rnn", "selection", "shape",
+           "linalg", "matrix", "nn", "random", "reduce", "resize", "rnn", "selection", "shape",
            "torch_select"]

@@ -58,9 +58,9 @@ from tests.test_ops import (
 from tests.test_ops_tfmath import SAMPLING_OPS, check_sampling_ops
 from tests.test_tensorboard import SUMMARY_OPS, check_summary_ops
 from tests.test_tf_data import check_host_ops
+from tests.test_tf_image import check_decode_image
 from tests.test_tf_input import HOST_OPS as INPUT_HOST_OPS
 from tests.test_tf_input import check_input_ops
-from tests.test_tf_image import check_decode_image
 
 NO_REFERENCE = ("stateful", "control", "random")  # traits that excuse a missing reference
 NO_CUDA = ("host_only", "stateful")  # traits that excuse a missing CUDA kernel

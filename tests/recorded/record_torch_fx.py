@@ -1,0 +1,205 @@
+"""Record ``torch.fx`` (symbolic tracing, the printed graph, the generated code, graph
+editing, ``replace_pattern``, rewriting with proxies) into ``torch_fx.json`` (read by
+tests/test_fx.py).
+
+Each case is written once against PyTorch's API and takes the framework's namespace ``T``
+(``T.torch``, ``T.nn``, ``T.fx``), so the tests run the very same code on kernelgraph, where
+``torch.X`` is ``kernelgraph.X``: the printed graph and code name ``kernelgraph.relu`` where
+PyTorch's name ``torch.relu``. Run with an environment that has torch (see README.md)::
+
+    python tests/recorded/record_torch_fx.py
+"""
+
+from __future__ import annotations
+
+import json
+import operator
+import types
+from pathlib import Path
+
+import numpy as np
+
+
+def namespaces(torch, nn, fx):
+    return types.SimpleNamespace(torch=torch, nn=nn, fx=fx)
+
+
+def data(seed: int, *shape) -> np.ndarray:
+    """Inputs and weights from NumPy (not from either framework's generator)."""
+    return np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
+
+
+def set_linear(T, layer, seed: int) -> None:
+    with T.torch.no_grad():
+        layer.weight.copy_(T.torch.tensor(data(seed, *layer.weight.shape)))
+        layer.bias.copy_(T.torch.tensor(data(seed + 100, *layer.bias.shape)))
+
+
+def traced(gm, *inputs) -> dict:
+    out = gm(*inputs)
+    outs = out if isinstance(out, tuple) else (out,)
+    return {"graph": str(gm.graph), "code": gm.code,
+            "out": [o.detach().tolist() for o in outs],
+            "nodes": [[n.name, n.op, len(n.users)] for n in gm.graph.nodes]}
+
+
+def case_mlp(T) -> dict:
+    """An MLP with a function call, a method call, an operator and a parameter read."""
+    class MLP(T.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc1 = T.nn.Linear(3, 4)
+            self.fc2 = T.nn.Linear(4, 2)
+
+        def forward(self, x):
+            h = T.torch.relu(self.fc1(x))
+            h = h.view(-1, 4) + 1
+            return self.fc2(h) * self.fc2.bias
+
+    m = MLP()
+    set_linear(T, m.fc1, 1)
+    set_linear(T, m.fc2, 2)
+    gm = T.fx.symbolic_trace(m)
+    x = T.torch.tensor(data(3, 2, 3))
+    rec = traced(gm, x)
+    rec["eager"] = m(x).detach().tolist()
+    rec["repr"] = repr(gm).splitlines()[0]
+    return rec
+
+
+def case_sequential(T) -> dict:
+    """Containers are traced into: ``layers.0`` is a node ``layers_0``; kwargs, getitem,
+    functional calls and a tuple result."""
+    class Net(T.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.layers = T.nn.Sequential(T.nn.Linear(3, 3), T.nn.ReLU(), T.nn.Linear(3, 2))
+
+        def forward(self, x, y):
+            h = self.layers(x)
+            s = T.torch.sum(h, dim=1)
+            return T.nn.functional.relu(h, inplace=False)[:, 0] - s, y * 2
+
+    m = Net()
+    set_linear(T, m.layers[0], 4)
+    set_linear(T, m.layers[2], 5)
+    gm = T.fx.symbolic_trace(m)
+    return traced(gm, T.torch.tensor(data(6, 2, 3)), T.torch.tensor(data(7, 2)))
+
+
+def case_add_to_mul(T) -> dict:
+    """The FX tutorial's transform: every add becomes a mul."""
+    class M(T.nn.Module):
+        def forward(self, x, y):
+            return T.torch.add(x, y) + x
+
+    gm = T.fx.symbolic_trace(M())
+    before = str(gm.graph)
+    for node in gm.graph.nodes:
+        if node.op == "call_function" and node.target in (T.torch.add, operator.add):
+            with gm.graph.inserting_after(node):
+                new = gm.graph.call_function(T.torch.mul, node.args, node.kwargs)
+                node.replace_all_uses_with(new)
+            gm.graph.erase_node(node)
+    gm.graph.lint()
+    gm.recompile()
+    rec = traced(gm, T.torch.tensor([2.0, -1.0]), T.torch.tensor([3.0, 4.0]))
+    rec["before"] = before
+    return rec
+
+
+def case_decompose_relu(T) -> dict:
+    """The FX tutorial's rewrite with proxies: relu(x) becomes (x > 0) * x."""
+    class M(T.nn.Module):
+        def forward(self, x):
+            return T.torch.relu(x) + 1
+
+    gm = T.fx.symbolic_trace(M())
+    graph = gm.graph
+    for node in graph.nodes:
+        if node.op == "call_function" and node.target is T.torch.relu:
+            with graph.inserting_before(node):
+                tracer = T.fx.proxy.GraphAppendingTracer(graph)
+                x = T.fx.Proxy(node.args[0], tracer)
+                out = (x > 0) * x
+                node.replace_all_uses_with(out.node)
+            graph.erase_node(node)
+    gm.recompile()
+    return traced(gm, T.torch.tensor([-2.0, 0.5, 3.0]))
+
+
+def case_replace_pattern(T) -> dict:
+    class M(T.nn.Module):
+        def forward(self, x, y):
+            a = T.torch.neg(T.torch.relu(x))
+            return T.torch.neg(T.torch.relu(a + y)) * 3
+
+    def pattern(x):
+        return T.torch.neg(T.torch.relu(x))
+
+    def replacement(x):
+        return T.torch.mul(x, 2)
+
+    gm = T.fx.symbolic_trace(M())
+    matches = T.fx.replace_pattern(gm, pattern, replacement)
+    rec = traced(gm, T.torch.tensor([1.0, -2.0]), T.torch.tensor([0.5, 0.5]))
+    rec["matches"] = len(matches)
+    return rec
+
+
+def case_graph_api(T) -> dict:
+    """A graph built by hand, dead-code elimination and the errors of bad edits."""
+    g = T.fx.Graph()
+    x = g.placeholder("x")
+    y = g.call_function(T.torch.neg, (x,))
+    unused = g.call_method("sum", (x,))
+    z = g.call_function(operator.mul, (y, 2.5), {})
+    g.output((z, y))
+    rec = {"built": str(g)}
+    try:
+        g.erase_node(x)
+    except RuntimeError as e:
+        rec["erase_used"] = str(e).split(" users")[0]
+    rec["dead"] = g.eliminate_dead_code()
+    rec["after_dce"] = str(g)
+    rec["unused_erased"] = unused not in list(g.nodes)
+    rec["map_arg"] = repr(T.fx.node.map_arg((x, [y, 1], {"k": z}), lambda n: n.name))
+    gm = T.fx.GraphModule(T.nn.Module(), g)
+    rec["code"] = gm.code
+    rec["out"] = [t.tolist() for t in gm(T.torch.tensor([1.0, -3.0]))]
+    return rec
+
+
+def case_control_flow(T) -> dict:
+    class M(T.nn.Module):
+        def forward(self, x):
+            if x.sum() > 0:
+                return x
+            return -x
+
+    try:
+        T.fx.symbolic_trace(M())
+    except Exception as e:  # noqa: BLE001 - the type is recorded
+        return {"type": type(e).__name__, "message": str(e)}
+    return {}
+
+
+CASES = {"mlp": case_mlp, "sequential": case_sequential, "add_to_mul": case_add_to_mul,
+         "decompose_relu": case_decompose_relu, "replace_pattern": case_replace_pattern,
+         "graph_api": case_graph_api, "control_flow": case_control_flow}
+
+
+def main() -> None:
+    import torch  # noqa: PLC0415 - only the recording environment has torch
+    import torch.fx  # noqa: PLC0415
+
+    T = namespaces(torch, torch.nn, torch.fx)
+    out = {"versions": {"torch": torch.__version__}}
+    for name, case in CASES.items():
+        out[name] = case(T)
+    path = Path(__file__).with_name("torch_fx.json")
+    path.write_text(json.dumps(out, indent=1) + "\n", encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,105 @@
+"""``kg.fx`` (PyTorch's ``torch.fx``) against recorded PyTorch: the same cases
+(tests/recorded/record_torch_fx.py) run on kernelgraph give the graph PyTorch prints, the
+code it generates (with ``kernelgraph`` where PyTorch writes ``torch``) and its outputs."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import kernelgraph as kg
+from kernelgraph import fx, nn
+from tests.recorded.record_torch_fx import CASES, namespaces
+
+T = namespaces(kg, nn, fx)
+
+
+def as_kernelgraph(text: str) -> str:
+    """PyTorch's printed names with kernelgraph's package name (``torch.X`` is ``kg.X``)."""
+    return text.replace("torch.", "kernelgraph.")
+
+
+@pytest.mark.parametrize("name", [n for n in CASES if n != "control_flow"])
+def test_case_matches_pytorch(recorded, name):
+    want = recorded("torch_fx")[name]
+    got = CASES[name](T)
+    assert set(got) == set(want)
+    for key, value in want.items():
+        if key in ("out", "eager"):
+            np.testing.assert_allclose(np.array(got[key], dtype=np.float64),
+                                       np.array(value, dtype=np.float64), rtol=1e-5,
+                                       atol=1e-6, err_msg=key)
+        elif isinstance(value, str):
+            assert got[key] == as_kernelgraph(value), key
+        else:
+            assert got[key] == value, key
+
+
+def test_control_flow_on_a_proxy_is_a_trace_error(recorded):
+    want = recorded("torch_fx")["control_flow"]
+    assert CASES["control_flow"](T) == want
+    assert issubclass(fx.proxy.TraceError, ValueError)
+
+
+def test_tracing_changes_nothing_outside_the_trace():
+    relu, call = kg.relu, nn.Module.__call__
+    fx.symbolic_trace(lambda x: kg.relu(x) * 2)
+    assert kg.relu is relu and nn.Module.__call__ is call
+    assert kg.relu(kg.tensor([-1.0, 2.0])).tolist() == [0.0, 2.0]
+
+
+def test_generated_code_holds_no_user_text_as_code():
+    # a sub-module under a name that is no identifier is read with getattr and a literal
+    evil = "x\n__import__('os')#"
+    m = nn.Module()
+    m.add_module(evil, nn.ReLU())
+    g = fx.Graph()
+    x = g.placeholder("x")
+    g.output(g.call_module(evil, (x,)))
+    gm = fx.GraphModule(m, g)
+    assert "\n__import__" not in gm.code
+    assert 'getattr(self, "x\\n__import__' in gm.code
+    assert gm(kg.tensor([-1.0, 3.0])).tolist() == [0.0, 3.0]
+    # a method name that is no identifier is refused, never written
+    g = fx.Graph()
+    g.output(g.call_method("relu()\nimport os\nx.relu", (g.placeholder("x"),)))
+    with pytest.raises(ValueError, match="no identifier"):
+        fx.GraphModule(nn.Module(), g)
+
+
+def test_wrap_records_a_function_instead_of_tracing_into_it():
+    gm = fx.symbolic_trace(_uses_helper)
+    assert [n.op for n in gm.graph.nodes] == ["placeholder", "call_function", "output"]
+    assert gm.graph.nodes[1].target is _helper
+    assert gm(kg.tensor([1.0, 2.0])).tolist() == [3.0, 4.0]
+    with pytest.raises(NotImplementedError, match="builtin"):
+        fx.wrap("not_a_builtin_name")
+
+
+def test_bad_graphs_are_refused_clearly():
+    g = fx.Graph()
+    x = g.placeholder("x")
+    with pytest.raises(ValueError, match="must be one of"):
+        g.create_node("call_everything", "f")
+    y = g.call_function(kg.neg, (x,))
+    g.output(y)
+    with g.inserting_before(y):
+        bad = g.call_function(kg.neg, (x,))
+    bad.args = (y,)  # reads a node defined after it
+    with pytest.raises(RuntimeError, match="used before it has been defined"):
+        g.lint()
+    with pytest.raises(TypeError, match="Module or a function"):
+        fx.symbolic_trace(3)
+
+
+def _helper(x):
+    if x.sum() > 100:  # control flow: only traceable as one wrapped call
+        return x
+    return x + 2
+
+
+fx.wrap(_helper)
+
+
+def _uses_helper(x):
+    return _helper(x)

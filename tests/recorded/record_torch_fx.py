@@ -184,9 +184,37 @@ def case_control_flow(T) -> dict:
     return {}
 
 
+def case_jit_trace(T) -> dict:
+    """``torch.jit.trace`` of a module and of a function of two tensors: outputs on the
+    example and on other inputs."""
+    m = T.nn.Sequential(T.nn.Linear(3, 4), T.nn.ReLU(), T.nn.Linear(4, 2))
+    set_linear(T, m[0], 8)
+    set_linear(T, m[2], 9)
+    x, x2 = T.torch.tensor(data(10, 2, 3)), T.torch.tensor(data(11, 5, 3))
+    traced = T.torch.jit.trace(m, x)
+    f = T.torch.jit.trace(lambda a, b: a * b + 1, (x, x))
+    return {"module": [traced(x).tolist(), traced(x2).tolist()],
+            "params": len(list(traced.parameters())),
+            "function": f(x2, x2).tolist()}
+
+
+def script_me(x):
+    if bool(x.sum() > 0):
+        return x * 2
+    return -x
+
+
+def case_jit_script(T) -> dict:
+    """``torch.jit.script`` keeps data-dependent control flow."""
+    f = T.torch.jit.script(script_me)
+    return {"out": [f(T.torch.tensor([1.0, 2.0])).tolist(),
+                    f(T.torch.tensor([-1.0, -2.0])).tolist()]}
+
+
 CASES = {"mlp": case_mlp, "sequential": case_sequential, "add_to_mul": case_add_to_mul,
          "decompose_relu": case_decompose_relu, "replace_pattern": case_replace_pattern,
-         "graph_api": case_graph_api, "control_flow": case_control_flow}
+         "graph_api": case_graph_api, "control_flow": case_control_flow,
+         "jit_trace": case_jit_trace, "jit_script": case_jit_script}
 
 
 def main() -> None:

@@ -57,6 +57,23 @@ def wrap(fn_or_name):
                               f"Python builtin; got {fn_or_name!r}")
 
 
+# tensor <op> proxy: PyTorch's tracer sees these as calls of the tensor's methods
+_TENSOR_OPERATORS = {"__add__": "add", "__sub__": "sub", "__mul__": "mul",
+                     "__truediv__": "div", "__floordiv__": "__floordiv__",
+                     "__mod__": "remainder", "__pow__": "pow", "__matmul__": "matmul",
+                     "__and__": "__and__", "__or__": "__or__", "__xor__": "__xor__"}
+
+
+def _deferring(method, name: str):
+    """A tensor operator that records ``tensor.<name>(proxy)`` when its operand is a proxy."""
+    @functools.wraps(method)
+    def call(self, other):
+        if isinstance(other, Proxy):
+            return other.tracer.create_proxy("call_method", name, (self, other), {})
+        return method(self, other)
+    return call
+
+
 def _tracer_of(values):
     found = []
     map_aggregate(values, lambda x: found.append(x.tracer) if isinstance(x, Proxy) else None)
@@ -113,9 +130,11 @@ class Tracer(TracerBase):
                                     *self.root.named_buffers()]:
                     if value is x:
                         return self.create_node("get_attr", name, (), {})
-                name = f"_tensor_constant{len(self._constants)}"
-                self._constants.append(x)
-                setattr(self.root, name, x)
+                name = self._constants.get(id(x), (None, None))[0]
+                if name is None:  # one attribute per tensor, read by a node at each use
+                    name = f"_tensor_constant{len(self._constants)}"
+                    self._constants[id(x)] = (name, x)
+                    setattr(self.root, name, x)
                 return self.create_node("get_attr", name, (), {})
             if isinstance(x, Module):
                 raise NotImplementedError("a module passed as a value to a traced call")
@@ -133,7 +152,7 @@ class Tracer(TracerBase):
         else:
             raise TypeError(f"symbolic_trace expects a kg.nn.Module or a function, got "
                             f"{type(root).__name__}")
-        self.graph, self._constants = Graph(), []
+        self.graph, self._constants = Graph(), {}
         params = list(inspect.signature(fn).parameters.values())
         if isinstance(root, Module):
             params = params[1:]
@@ -178,6 +197,9 @@ class _Patched:
 
         self._set(_ClassDict(Module), "__call__", module_call)
         self._set(_ClassDict(Module), "__getattr__", module_getattr)
+        for name, method in _TENSOR_OPERATORS.items():
+            if name in vars(Tensor):
+                self._set(_ClassDict(Tensor), name, _deferring(vars(Tensor)[name], method))
         for space in (vars(_kg), vars(_F)):
             for name, value in list(space.items()):
                 if not name.startswith("_") and (isinstance(value, Op)

@@ -147,6 +147,16 @@ def case_replace_pattern(T) -> dict:
     return rec
 
 
+def case_tensor_constant(T) -> dict:
+    """A tensor that is no parameter, used twice and on the left of an operator."""
+    c = T.torch.tensor([1.0, 2.0])
+
+    def f(x):
+        return c + x, c @ x, T.torch.mul(x, c)
+
+    return traced(T.fx.symbolic_trace(f), T.torch.tensor([3.0, -1.0]))
+
+
 def case_graph_api(T) -> dict:
     """A graph built by hand, dead-code elimination and the errors of bad edits."""
     g = T.fx.Graph()
@@ -213,7 +223,8 @@ def case_jit_script(T) -> dict:
 
 CASES = {"mlp": case_mlp, "sequential": case_sequential, "add_to_mul": case_add_to_mul,
          "decompose_relu": case_decompose_relu, "replace_pattern": case_replace_pattern,
-         "graph_api": case_graph_api, "control_flow": case_control_flow,
+         "tensor_constant": case_tensor_constant, "graph_api": case_graph_api,
+         "control_flow": case_control_flow,
          "jit_trace": case_jit_trace, "jit_script": case_jit_script}
 
 

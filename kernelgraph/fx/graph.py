@@ -347,7 +347,9 @@ class Graph:
             if node.op == "placeholder":
                 if not codegen.is_identifier(node.target):
                     raise ValueError(f"placeholder target {node.target!r} is no identifier")
-                params.append(node.name)
+                params.append(node.target)  # the argument's own name: callers may name it
+                if node.name != node.target:  # ``input`` is a builtin: the node is input_1
+                    body.append(f"{node.name} = {node.target}\n")
                 continue
             if node.op == "output":
                 body.append(f"return {value(node.args[0])}\n")

@@ -118,5 +118,20 @@ class GraphModule(Module):
     def _get_name(self) -> str:
         return self._class_name
 
+    def print_readable(self, print_output: bool = True) -> str:
+        """The module as a class with its generated ``forward`` (printed, and returned)."""
+        lines = self.code.strip("\n ").splitlines()
+        # the renamed arguments (``input_1 = input``) come first, then a blank line
+        renamed = sum(n.op == "placeholder" and n.name != n.target for n in self.graph.nodes)
+        prologue = ["    " + line for line in lines[1:1 + renamed]] + ([""] if renamed else [])
+        text = "\n".join([f"class {self._class_name}(kernelgraph.nn.Module):",
+                          "    " + lines[0], *prologue,
+                          "        # No stacktrace found for following nodes",
+                          *("    " + line for line in lines[1 + renamed:])]) + "\n"
+        if print_output:
+            print(text)
+        return text
+
     def __str__(self):
-        return Module.__repr__(self) + "\n\n" + self.code
+        return "\n".join([Module.__repr__(self), self.code, "# To see more debug info, please "
+                          "use `graph_module.print_readable()`"])

@@ -38,7 +38,8 @@ def set_linear(T, layer, seed: int) -> None:
 def traced(gm, *inputs) -> dict:
     out = gm(*inputs)
     outs = out if isinstance(out, tuple) else (out,)
-    return {"graph": str(gm.graph), "code": gm.code,
+    return {"graph": str(gm.graph), "code": gm.code, "str": str(gm),
+            "readable": gm.print_readable(print_output=False),
             "out": [o.detach().tolist() for o in outs],
             "nodes": [[n.name, n.op, len(n.users)] for n in gm.graph.nodes]}
 
@@ -157,6 +158,22 @@ def case_tensor_constant(T) -> dict:
     return traced(T.fx.symbolic_trace(f), T.torch.tensor([3.0, -1.0]))
 
 
+def case_builtin_argument_name(T) -> dict:
+    """An argument named as a Python builtin (``Sequential.forward(self, input)``)."""
+    class Net(T.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.act = T.nn.Tanh()
+
+        def forward(self, input):  # noqa: A002 - the case is this name
+            return self.act(input) * 2
+
+    gm = T.fx.symbolic_trace(Net())
+    rec = traced(gm, T.torch.tensor([-1.0, 0.5]))
+    rec["keyword"] = gm(input=T.torch.tensor([2.0])).tolist()
+    return rec
+
+
 def case_graph_api(T) -> dict:
     """A graph built by hand, dead-code elimination and the errors of bad edits."""
     g = T.fx.Graph()
@@ -224,7 +241,7 @@ def case_jit_script(T) -> dict:
 CASES = {"mlp": case_mlp, "sequential": case_sequential, "add_to_mul": case_add_to_mul,
          "decompose_relu": case_decompose_relu, "replace_pattern": case_replace_pattern,
          "tensor_constant": case_tensor_constant, "graph_api": case_graph_api,
-         "control_flow": case_control_flow,
+         "control_flow": case_control_flow, "builtin_argument_name": case_builtin_argument_name,
          "jit_trace": case_jit_trace, "jit_script": case_jit_script}
 
 

@@ -296,16 +296,14 @@ class Graph:
                                                    for n in self._nodes])
 
     def print_tabular(self) -> None:
-        """One row per node (opcode, name, target, args, kwargs), in plain aligned columns."""
-        rows = [["opcode", "name", "target", "args", "kwargs"]]
-        for n in self._nodes:
-            target = qualified_name(n.target) if n.op == "call_function" else n.target
-            rows.append([n.op, n.name, str(target), format_arg(n.args), format_arg(n.kwargs)])
-        widths = [max(len(r[i]) for r in rows) for i in range(5)]
-        lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip()
-                 for r in rows]
-        lines.insert(1, "  ".join("-" * w for w in widths))
-        print("\n".join(lines))
+        """One row per node (opcode, name, target, args, kwargs) in the columns PyTorch's
+        ``print_tabular`` prints with ``tabulate`` (no ``tabulate`` needed here)."""
+        headers = ["opcode", "name", "target", "args", "kwargs"]
+        rows = [[n.op, n.name, str(n.target), str(n.args), str(n.kwargs)] for n in self._nodes]
+        widths = [max([len(h) + 2] + [len(r[i]) for r in rows]) for i, h in enumerate(headers)]
+        lines = [headers, ["-" * w for w in widths], *rows]
+        print("\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip()
+                        for r in lines))
 
     # -- Python source ---------------------------------------------------------------------------
     def python_code(self, root_module: str = "self") -> tuple[str, dict]:

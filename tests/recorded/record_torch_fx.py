@@ -12,6 +12,8 @@ PyTorch's name ``torch.relu``. Run with an environment that has torch (see READM
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import operator
 import types
@@ -35,11 +37,19 @@ def set_linear(T, layer, seed: int) -> None:
         layer.bias.copy_(T.torch.tensor(data(seed + 100, *layer.bias.shape)))
 
 
+def tabular(gm) -> str:
+    """What ``gm.graph.print_tabular()`` prints."""
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        gm.graph.print_tabular()
+    return buf.getvalue()
+
+
 def traced(gm, *inputs) -> dict:
     out = gm(*inputs)
     outs = out if isinstance(out, tuple) else (out,)
     return {"graph": str(gm.graph), "code": gm.code, "str": str(gm),
-            "readable": gm.print_readable(print_output=False),
+            "readable": gm.print_readable(print_output=False), "tabular": tabular(gm),
             "out": [o.detach().tolist() for o in outs],
             "nodes": [[n.name, n.op, len(n.users)] for n in gm.graph.nodes]}
 

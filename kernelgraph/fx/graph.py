@@ -145,7 +145,7 @@ class Graph:
     def __init__(self, owning_module=None):
         self._nodes: list[Node] = []
         self._names = _Names()
-        self._insert = None  # (node, after?) or None: at the end, before ``output``
+        self._insert = None  # (node, after it?), or None: at the end
         self.owning_module = owning_module
 
     @property
@@ -169,10 +169,7 @@ class Graph:
             self._nodes.append(node)
         else:
             anchor, after = self._insert
-            i = self._nodes.index(anchor) + (1 if after else 0)
-            self._nodes.insert(i, node)
-            if after:
-                self._insert = (node, True)
+            self._nodes.insert(self._nodes.index(anchor) + (1 if after else 0), node)
         return node
 
     def placeholder(self, name: str, type_expr=None, default_value=None) -> Node:
@@ -206,12 +203,10 @@ class Graph:
 
     @contextlib.contextmanager
     def inserting_after(self, node: Node | None = None):
-        """New nodes go just after ``node`` (each after the last), or at the start."""
+        """New nodes go just after ``node`` (so several come out last first, as in
+        PyTorch), or at the end."""
         saved = self._insert
-        if node is None:
-            self._insert = (self._nodes[0], False) if self._nodes else None
-        else:
-            self._insert = (node, True)
+        self._insert = None if node is None else (node, True)
         try:
             yield
         finally:

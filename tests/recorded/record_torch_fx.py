@@ -184,6 +184,29 @@ def case_builtin_argument_name(T) -> dict:
     return rec
 
 
+def case_insertion(T) -> dict:
+    """Where new nodes go: ``inserting_after(n)`` puts each just after ``n`` (the last made
+    comes first), ``inserting_before`` keeps their order, ``append``/``prepend`` move."""
+    g = T.fx.Graph()
+    x = g.placeholder("x")
+    y = g.call_function(T.torch.neg, (x,))
+    g.output(y)
+    with g.inserting_after(x):
+        a = g.call_function(T.torch.relu, (x,))
+        b = g.call_function(T.torch.exp, (a,))
+    with g.inserting_before(y):
+        c = g.call_function(T.torch.sin, (b,))
+        d = g.call_function(T.torch.cos, (c,))
+    with g.inserting_after():
+        e = g.call_function(T.torch.tanh, (1,))
+    rec = {"made": [n.name for n in g.nodes]}
+    y.prepend(d)
+    x.append(e)
+    rec["moved"] = [n.name for n in g.nodes]
+    rec["next_prev"] = [y.next.name, y.prev.name]
+    return rec
+
+
 def case_graph_api(T) -> dict:
     """A graph built by hand, dead-code elimination and the errors of bad edits."""
     g = T.fx.Graph()
@@ -252,6 +275,7 @@ CASES = {"mlp": case_mlp, "sequential": case_sequential, "add_to_mul": case_add_
          "decompose_relu": case_decompose_relu, "replace_pattern": case_replace_pattern,
          "tensor_constant": case_tensor_constant, "graph_api": case_graph_api,
          "control_flow": case_control_flow, "builtin_argument_name": case_builtin_argument_name,
+         "insertion": case_insertion,
          "jit_trace": case_jit_trace, "jit_script": case_jit_script}
 
 

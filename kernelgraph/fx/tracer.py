@@ -145,8 +145,8 @@ class Tracer(TracerBase):
         """Run ``root`` (a module, or a function) on proxies and return its graph."""
         if concrete_args:
             raise NotImplementedError("kg.fx: concrete_args is not supported")
-        if isinstance(root, Module):
-            self.root, fn = root, type(root).forward
+        if isinstance(root, Module):  # its bound forward: a GraphModule's is its own
+            self.root, fn = root, root.forward
         elif callable(root):
             self.root, fn = Module(), root
         else:
@@ -154,8 +154,6 @@ class Tracer(TracerBase):
                             f"{type(root).__name__}")
         self.graph, self._constants = Graph(), {}
         params = list(inspect.signature(fn).parameters.values())
-        if isinstance(root, Module):
-            params = params[1:]
         args = []
         for p in params:
             if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
@@ -163,7 +161,7 @@ class Tracer(TracerBase):
             default = () if p.default is p.empty else (p.default,)
             args.append(self.create_proxy("placeholder", p.name, default, {}))
         with _lock, _Patched(self):
-            out = fn(self.root, *args) if isinstance(root, Module) else fn(*args)
+            out = fn(*args)
         self.create_node("output", "output", (self.create_arg(out),), {})
         return self.graph
 

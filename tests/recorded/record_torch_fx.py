@@ -74,6 +74,7 @@ def case_mlp(T) -> dict:
     x = T.torch.tensor(data(3, 2, 3))
     rec = traced(gm, x)
     rec["eager"] = m(x).detach().tolist()
+    rec["retraced"] = T.fx.symbolic_trace(gm).code
     rec["repr"] = repr(gm).splitlines()[0]
     return rec
 

@@ -208,6 +208,20 @@ def case_insertion(T) -> dict:
     return rec
 
 
+def case_dict_root(T) -> dict:
+    """A GraphModule made from a dict of dotted names: the modules are put at those paths."""
+    lin = T.nn.Linear(2, 2)
+    set_linear(T, lin, 12)
+    g = T.fx.Graph()
+    x = g.placeholder("x")
+    h = g.call_module("block.lin", (x,))
+    g.output(g.call_method("relu", (h,)))
+    gm = T.fx.GraphModule({"block.lin": lin}, g, "Built")
+    rec = traced(gm, T.torch.tensor(data(13, 3, 2)))
+    rec["modules"] = [name for name, _ in gm.named_modules()]
+    return rec
+
+
 def case_graph_api(T) -> dict:
     """A graph built by hand, dead-code elimination and the errors of bad edits."""
     g = T.fx.Graph()
@@ -276,7 +290,7 @@ CASES = {"mlp": case_mlp, "sequential": case_sequential, "add_to_mul": case_add_
          "decompose_relu": case_decompose_relu, "replace_pattern": case_replace_pattern,
          "tensor_constant": case_tensor_constant, "graph_api": case_graph_api,
          "control_flow": case_control_flow, "builtin_argument_name": case_builtin_argument_name,
-         "insertion": case_insertion,
+         "insertion": case_insertion, "dict_root": case_dict_root,
          "jit_trace": case_jit_trace, "jit_script": case_jit_script}
 
 

@@ -29,6 +29,7 @@ import keyword
 import math
 import operator
 import re
+from typing import NamedTuple
 
 import kernelgraph as _kg
 
@@ -104,6 +105,13 @@ def _snake(text: str) -> str:
     if text.startswith("__") and text.endswith("__") and len(text) > 4:
         text = text[2:-2]
     return re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", text).lower()
+
+
+class PythonCode(NamedTuple):
+    """What :meth:`Graph.python_code` gives: the source and the globals it runs with."""
+
+    src: str
+    globals: dict
 
 
 class _Names:
@@ -222,7 +230,7 @@ class Graph:
         finally:
             self._insert = saved
 
-    def _move(self, x: Node, index: int, after) -> None:
+    def _move(self, x: Node, index: int) -> None:
         i = self._nodes.index(x)
         self._nodes.pop(i)
         self._nodes.insert(index - (1 if i < index else 0), x)
@@ -301,8 +309,9 @@ class Graph:
                         for r in lines))
 
     # -- Python source ---------------------------------------------------------------------------
-    def python_code(self, root_module: str = "self") -> tuple[str, dict]:
-        """The source of ``def forward(self, ...)`` running this graph, and its globals."""
+    def python_code(self, root_module: str = "self") -> PythonCode:
+        """The source of ``def forward(self, ...)`` running this graph (``.src``), and the
+        globals it runs with (``.globals``)."""
         ns = codegen.Namespace(reserved={n.name for n in self._nodes} | {root_module})
         ns.bind("kernelgraph", _kg)
 
@@ -352,7 +361,7 @@ class Graph:
             body.append(line + (";  " + " = ".join([n.name for n in dead] + ["None"])
                                 if dead else "") + "\n")
         head = f"def forward({', '.join([root_module, *params])}):\n"
-        return "\n\n\n" + head + "".join("    " + b for b in body) + "    ", ns.env
+        return PythonCode("\n\n\n" + head + "".join("    " + b for b in body) + "    ", ns.env)
 
     def _expression(self, node: Node, value, call_args, root: str, ns) -> str:
         if node.op == "get_attr":

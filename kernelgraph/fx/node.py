@@ -137,17 +137,19 @@ class Node:
 
     @property
     def prev(self) -> Node | None:
+        """The node before this one; None for the first (PyTorch gives its graph's root
+        sentinel there, a node of op ``root``)."""
         nodes = self.graph._nodes
         i = nodes.index(self)
         return nodes[i - 1] if i > 0 else None
 
     def append(self, x: Node) -> None:
         """Move ``x`` to just after this node."""
-        self.graph._move(x, self.graph._nodes.index(self) + 1, after=self)
+        self.graph._move(x, self.graph._nodes.index(self) + 1)
 
     def prepend(self, x: Node) -> None:
         """Move ``x`` to just before this node."""
-        self.graph._move(x, self.graph._nodes.index(self), after=None)
+        self.graph._move(x, self.graph._nodes.index(self))
 
     # -- printing ----------------------------------------------------------------------------------
     def format_node(self) -> str:

@@ -94,6 +94,8 @@ multiply, subtract, divide, negative = mul, sub, div, neg
 # frameworks (max, sum, split, transpose, softmax, equal ...), ``kg`` follows PyTorch and
 # accepts TF's spelling (``axis=``) too; ``kernelgraph.compat.v1`` keeps TF1's meanings.
 from . import accelerator, utils  # noqa: E402 - torch.accelerator, torch.utils.data
+from . import fx as fx  # noqa: E402 - torch.fx: symbolic tracing to a graph
+from . import serialization as serialization  # noqa: E402 - torch.serialization.safe_globals
 from . import testing as testing  # noqa: E402 - torch.testing.assert_close
 from .devices import get_default_device, set_default_device  # noqa: E402
 from .dtypes import TORCH_NAMES as _TORCH_NAMES  # noqa: E402 - torch.float, torch.long ...

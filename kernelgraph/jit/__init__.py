@@ -50,7 +50,8 @@ from .concrete import ConcreteFunction, Guard, Miss, _short
 from .record import Recorder, to_graph
 from .signature import ArgumentError, accepts, changes, readable, relax, signature
 
-__all__ = ["ConcreteFunction", "Function", "Guard", "function"]
+__all__ = ["ConcreteFunction", "Function", "Guard", "TracedFunction", "function", "script",
+           "trace"]
 
 _ADVICE = ("To keep every outcome in the graph, compute both and select with "
            "kg.where(cond, a, b) (a kg.cond / kg.while_loop called inside a kg.function runs "
@@ -406,3 +407,4 @@ def _warn(message: str) -> None:
     while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR):
         frame, level = frame.f_back, level + 1
     warnings.warn(message, TraceWarning, stacklevel=level)
+from .torch_api import TracedFunction, script, trace  # noqa: E402 - torch.jit.trace/script

@@ -167,6 +167,11 @@ from .saver import TRAIN_NAMES as _SAVER_NAMES  # noqa: E402 - tf.train.Saver ..
 
 vars(train).update(_TRAIN_NAMES)
 vars(train).update(_SAVER_NAMES)
+# tf.import_graph_def, tf.train.write_graph / import_meta_graph: graph files (TF's protobufs)
+from .graph_io import import_graph_def, write_graph  # noqa: E402
+from .meta_graph import TRAIN_NAMES as _META_NAMES  # noqa: E402
+
+vars(train).update(_META_NAMES, write_graph=write_graph)
 # tf.metrics: (value, update_op) pairs over local variables
 from . import metrics as _metrics  # noqa: E402
 
@@ -191,6 +196,7 @@ __all__ = [
 __all__ += _namespaces_all
 __all__ += ["RunMetadata", "RunOptions"]  # tf.RunOptions, tf.RunMetadata
 __all__ += ["metrics"]
+__all__ += ["import_graph_def"]
 from .summary import summary  # noqa: E402 - tf.summary: summary ops and FileWriter
 
 __all__ += ["summary"]
@@ -206,3 +212,12 @@ from .session import InteractiveSession, Session  # noqa: E402, F811
 globals().update(_DTYPES)
 vars(dtypes).update(_DTYPES)  # noqa: F405 - tf.dtypes, from .tensors
 install(_sys.modules[__name__])
+
+
+def __getattr__(name):
+    # tf.GraphDef, tf.NodeDef: TF's protobuf classes, loaded when a program first asks
+    if name in ("GraphDef", "NodeDef", "MetaGraphDef", "AttrValue", "TensorProto"):
+        from . import graph_io
+
+        return getattr(graph_io, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,0 +1,137 @@
+"""Record what real TF1 (``tensorflow.compat.v1``, graph mode) writes and computes for the
+graph-file and training-loop helpers: a small GraphDef (Placeholder, Const, MatMul, Add, Relu,
+a VariableV2 read through Identity, Sum) with its outputs on a feed, the values of
+``tf.train.exponential_decay`` (with and without ``staircase``), ``ExponentialMovingAverage``
+over a few updates (with and without ``num_updates``), ``MonitoredTrainingSession`` with a
+``StopAtStepHook``, and the SavedModel constants, into ``tf_graph_io.json`` (read by
+tests/test_tf_graph_io.py and tests/test_tf_training_loop.py).
+
+Run with an environment that has tensorflow-cpu (see README.md here)::
+
+    python tests/recorded/record_tf_graph_io.py
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import tempfile
+from pathlib import Path
+
+HERE = Path(__file__).parent
+FEED = [[1.0, 2.0, -1.0], [0.5, -1.5, 2.0]]
+W = [[0.5, -0.3], [0.8, 0.1], [-0.2, 0.4]]
+B = [0.1, -0.2]
+
+
+def graph_def(tf):
+    g = tf.Graph()
+    with g.as_default():
+        x = tf.placeholder(tf.float32, [None, 3], name="x")
+        w = tf.Variable(tf.constant(W), name="w")
+        b = tf.Variable(tf.constant(B), name="b")
+        y = tf.nn.relu(tf.add(tf.matmul(x, w), b), name="y")
+        s = tf.reduce_sum(y, axis=1, name="s")
+        init = tf.global_variables_initializer()
+        with tf.Session() as sess:
+            sess.run(init)
+            ys, ss = sess.run([y, s], {x: FEED})
+    gd = g.as_graph_def()
+    return {"graph_def": base64.b64encode(gd.SerializeToString()).decode(),
+            "init": init.name, "ops": [n.op for n in gd.node], "names": [n.name for n in gd.node],
+            "feed": FEED, "y": ys.tolist(), "s": ss.tolist()}
+
+
+def decay(tf):
+    out = {}
+    for staircase in (False, True):
+        with tf.Graph().as_default():
+            step = tf.Variable(0, trainable=False, dtype=tf.int64)
+            lr = tf.train.exponential_decay(0.1, step, 3, 0.5, staircase=staircase)
+            with tf.Session() as sess:
+                sess.run(tf.global_variables_initializer())
+                values = []
+                for i in range(8):
+                    sess.run(step.assign(i))
+                    values.append(float(sess.run(lr)))
+        out["staircase" if staircase else "smooth"] = values
+        out["name"] = lr.name
+    return out
+
+
+def ema(tf):
+    out = {}
+    for num_updates in (False, True):
+        with tf.Graph().as_default():
+            v = tf.Variable([1.0, 2.0], name="v")
+            step = tf.Variable(0, trainable=False, name="step")
+            avg = tf.train.ExponentialMovingAverage(
+                0.9, num_updates=step if num_updates else None)
+            update = avg.apply([v])
+            shadow = avg.average(v)
+            with tf.Session() as sess:
+                sess.run(tf.global_variables_initializer())
+                seen = []
+                for i, new in enumerate([[3.0, 0.0], [5.0, -1.0], [4.0, 4.0]]):
+                    sess.run([v.assign(new), step.assign(i + 1)])
+                    sess.run(update)
+                    seen.append(sess.run(shadow).tolist())
+            names = sorted(avg.variables_to_restore())
+            restore = {k: val.op.name for k, val in avg.variables_to_restore().items()}
+        out["num_updates" if num_updates else "plain"] = {
+            "values": seen, "shadow_name": shadow.name, "average_name": avg.average_name(v),
+            "restore_keys": names, "restore": restore}
+    return out
+
+
+def monitored(tf):
+    with tf.Graph().as_default():
+        step = tf.train.get_or_create_global_step()
+        w = tf.Variable(1.0, name="w")
+        train = tf.group(w.assign_add(1.0), step.assign_add(1))
+        seen = []
+        ckpt = tempfile.mkdtemp()
+        with tf.train.MonitoredTrainingSession(
+                checkpoint_dir=ckpt, hooks=[tf.train.StopAtStepHook(last_step=5)],
+                save_summaries_steps=None, save_summaries_secs=None) as sess:
+            while not sess.should_stop():
+                sess.run(train)
+                seen.append(len(seen) + 1)
+        latest = tf.train.latest_checkpoint(ckpt)
+    with tf.Graph().as_default():
+        step = tf.train.get_or_create_global_step()
+        w = tf.Variable(1.0, name="w")
+        with tf.train.MonitoredTrainingSession(checkpoint_dir=ckpt) as sess:
+            restored = [int(sess.run(step)), float(sess.run(w))]
+    return {"steps": seen, "latest": Path(latest).name, "restored": restored}
+
+
+def main():
+    import tensorflow as real
+
+    tf = real.compat.v1
+    tf.disable_v2_behavior()
+    tf.disable_resource_variables()
+    sm = tf.saved_model
+    constants = {
+        "CLASSIFY_INPUTS": sm.signature_constants.CLASSIFY_INPUTS,
+        "CLASSIFY_METHOD_NAME": sm.signature_constants.CLASSIFY_METHOD_NAME,
+        "CLASSIFY_OUTPUT_CLASSES": sm.signature_constants.CLASSIFY_OUTPUT_CLASSES,
+        "CLASSIFY_OUTPUT_SCORES": sm.signature_constants.CLASSIFY_OUTPUT_SCORES,
+        "DEFAULT_SERVING_SIGNATURE_DEF_KEY":
+            sm.signature_constants.DEFAULT_SERVING_SIGNATURE_DEF_KEY,
+        "PREDICT_METHOD_NAME": sm.signature_constants.PREDICT_METHOD_NAME,
+        "PREDICT_INPUTS": sm.signature_constants.PREDICT_INPUTS,
+        "PREDICT_OUTPUTS": sm.signature_constants.PREDICT_OUTPUTS,
+        "REGRESS_METHOD_NAME": sm.signature_constants.REGRESS_METHOD_NAME,
+        "SERVING": sm.tag_constants.SERVING,
+        "TRAINING": sm.tag_constants.TRAINING,
+    }
+    out = {"versions": {"tensorflow": real.__version__},
+           "graph": graph_def(tf), "decay": decay(tf), "ema": ema(tf),
+           "monitored": monitored(tf), "saved_model_constants": constants}
+    (HERE / "tf_graph_io.json").write_text(json.dumps(out, indent=1) + "\n", encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import base64
 import json
+import os
+import sys
 import tempfile
 from pathlib import Path
 
@@ -129,8 +131,33 @@ def main():
     }
     out = {"versions": {"tensorflow": real.__version__},
            "graph": graph_def(tf), "decay": decay(tf), "ema": ema(tf),
-           "monitored": monitored(tf), "saved_model_constants": constants}
+           "monitored": monitored(tf), "saved_model_constants": constants,
+           "flags": flag_cases(sys.executable, "tensorflow.compat.v1")}
     (HERE / "tf_graph_io.json").write_text(json.dumps(out, indent=1) + "\n", encoding="utf-8")
+
+
+
+FLAG_CASES = [  # (name, mode, command-line arguments)
+    ("defaults", "read", []),
+    ("given", "read", ["--data_dir=/x", "--steps", "5", "--learning_rate=0.5", "--verbose",
+                       "--noshuffle"]),
+    ("jupyter", "read", ["-f", "/root/.local/share/jupyter/runtime/kernel-1.json"]),
+    ("run_tolerates", "run", ["--steps=3", "--unknown=1", "pos"]),
+    ("bad_value", "bad", ["--steps=many"]),
+]
+
+
+def flag_cases(python, module, env=None):
+    """What tf_flags_program.py prints for each case, run by ``python`` with ``module``."""
+    import subprocess
+
+    out = {}
+    for name, mode, args in FLAG_CASES:
+        proc = subprocess.run(
+            [python, str(HERE / "tf_flags_program.py"), *args], capture_output=True, text=True,
+            env={**os.environ, **(env or {}), "TFMOD": module, "MODE": mode}, check=True)
+        out[name] = json.loads(proc.stdout.strip().splitlines()[-1])
+    return out
 
 
 if __name__ == "__main__":

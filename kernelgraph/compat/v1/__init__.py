@@ -167,6 +167,9 @@ from .saver import TRAIN_NAMES as _SAVER_NAMES  # noqa: E402 - tf.train.Saver ..
 
 vars(train).update(_TRAIN_NAMES)
 vars(train).update(_SAVER_NAMES)
+from . import flags  # noqa: E402 - tf.flags: absl's, as TF1 wraps them (a module)
+from .gfile import gfile  # noqa: E402 - tf.gfile: Python's file IO in TF's names
+
 # tf.import_graph_def, tf.train.write_graph / import_meta_graph: graph files (TF's protobufs)
 from .graph_io import import_graph_def, write_graph  # noqa: E402
 from .meta_graph import TRAIN_NAMES as _META_NAMES  # noqa: E402
@@ -196,7 +199,7 @@ __all__ = [
 __all__ += _namespaces_all
 __all__ += ["RunMetadata", "RunOptions"]  # tf.RunOptions, tf.RunMetadata
 __all__ += ["metrics"]
-__all__ += ["import_graph_def"]
+__all__ += ["flags", "gfile", "import_graph_def"]
 from .summary import summary  # noqa: E402 - tf.summary: summary ops and FileWriter
 
 __all__ += ["summary"]

@@ -21,7 +21,7 @@ error naming it; nothing in a file is ever run as code.
 ...     y = tf.multiply(x, 3.0, name="y")
 >>> gd = g.as_graph_def()
 >>> [(n.name, n.op) for n in gd.node]
-[('x', 'Placeholder'), ('y/y', 'Const'), ('y', 'Mul')]
+[('x', 'Placeholder'), ('Const', 'Const'), ('y', 'Mul')]
 >>> with tf.Graph().as_default():
 ...     y2, = tf.import_graph_def(gd, return_elements=["y:0"], name="copy")
 ...     with tf.Session() as sess:
@@ -43,7 +43,7 @@ from ...ops.random import Stream
 from ...ops.registry import OPS
 from ...static.build import build, constant_node
 from ...static.variables import Variable, group, placeholder
-from .face import TF_TYPES
+from .face import TF_TYPES, operation_of
 
 
 def protos():
@@ -579,7 +579,8 @@ def import_graph_def(graph_def, input_map=None, return_elements=None, name=None,
         base = ref.split(":")[0]
         if base not in ctx.made:
             raise ValueError(f"Requested return_element '{ref}' not found in graph_def.")
-        found.append(ctx.made[base])
+        node = ctx.made[base]
+        found.append(node if ":" in ref or node is None else operation_of(node))
     return found
 
 

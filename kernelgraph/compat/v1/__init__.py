@@ -175,6 +175,12 @@ from .graph_io import import_graph_def, write_graph  # noqa: E402
 from .meta_graph import TRAIN_NAMES as _META_NAMES  # noqa: E402
 
 vars(train).update(_META_NAMES, write_graph=write_graph)
+# tf.train's training loop: decays, moving averages, Server, MonitoredTrainingSession, hooks
+from .training import TRAIN_NAMES as _LOOP_NAMES  # noqa: E402
+
+vars(train).update(_LOOP_NAMES)
+from .modes import *  # noqa: E402, F403 - enable_eager_execution, keras.backend, all_variables
+from .modes import __all__ as _modes_all  # noqa: E402
 # tf.metrics: (value, update_op) pairs over local variables
 from . import metrics as _metrics  # noqa: E402
 
@@ -199,7 +205,7 @@ __all__ = [
 __all__ += _namespaces_all
 __all__ += ["RunMetadata", "RunOptions"]  # tf.RunOptions, tf.RunMetadata
 __all__ += ["metrics"]
-__all__ += ["flags", "gfile", "import_graph_def"]
+__all__ += ["flags", "gfile", "import_graph_def", *_modes_all]
 from .summary import summary  # noqa: E402 - tf.summary: summary ops and FileWriter
 
 __all__ += ["summary"]

@@ -8,11 +8,17 @@ from ...graph import Graph as _KgGraph
 from ...nest import flatten
 from ...static import session as _session
 
+#: What a ``tf.train.Server``'s target starts with: the server is in-process, and a Session
+#: given its target runs here (:mod:`.training`).
+LOCAL_TARGET = "inprocess://kernelgraph/"
+
 
 def _arguments(target, graph):
     # Session(g): kernelgraph's order puts the graph first; TF1's puts the target first.
     if isinstance(target, _KgGraph):
         return "", target
+    if isinstance(target, str) and target.startswith(LOCAL_TARGET):
+        return "", graph
     return target, graph
 
 

@@ -94,7 +94,7 @@ def test_monitored_session_ends_quietly_at_a_datasets_end():
         step = tf.train.get_or_create_global_step()
         ran = []
         with tf.train.MonitoredSession(hooks=[tf.train.StopAtStepHook(num_steps=100)]) as sess:
-            for i in range(3):
+            for _ in range(3):
                 ran.append(sess.run(tf.assign_add(step, 1)))
             raise errors.OutOfRangeError(None, None, "End of sequence")
         assert ran == [1, 2, 3] and sess.should_stop()

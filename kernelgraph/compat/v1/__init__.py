@@ -179,10 +179,10 @@ vars(train).update(_META_NAMES, write_graph=write_graph)
 from .training import TRAIN_NAMES as _LOOP_NAMES  # noqa: E402
 
 vars(train).update(_LOOP_NAMES)
-from .modes import *  # noqa: E402, F403 - enable_eager_execution, keras.backend, all_variables
-from .modes import __all__ as _modes_all  # noqa: E402
 # tf.metrics: (value, update_op) pairs over local variables
 from . import metrics as _metrics  # noqa: E402
+from .modes import *  # noqa: E402, F403 - enable_eager_execution, keras.backend, all_variables
+from .modes import __all__ as _modes_all  # noqa: E402
 
 metrics = types.SimpleNamespace(**{n: getattr(_metrics, n) for n in _metrics.__all__})
 

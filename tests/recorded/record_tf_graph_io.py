@@ -108,6 +108,40 @@ def monitored(tf):
     return {"steps": seen, "latest": Path(latest).name, "restored": restored}
 
 
+def saved_model(tf):
+    """A SavedModel TF wrote (its saved_model.pb) and what its signature says."""
+    export = os.path.join(tempfile.mkdtemp(), "export")
+    with tf.Graph().as_default():
+        x = tf.placeholder(tf.float32, [None, 2], name="x")
+        w = tf.Variable([[1.0], [2.0]], name="w")
+        y = tf.matmul(x, w, name="y")
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            builder = tf.saved_model.builder.SavedModelBuilder(export)
+            sig = tf.saved_model.signature_def_utils.build_signature_def(
+                inputs={"x": tf.saved_model.utils.build_tensor_info(x)},
+                outputs={"y": tf.saved_model.utils.build_tensor_info(y)},
+                method_name=tf.saved_model.signature_constants.PREDICT_METHOD_NAME)
+            builder.add_meta_graph_and_variables(
+                sess, [tf.saved_model.tag_constants.SERVING],
+                signature_def_map={"serving_default": sig})
+            path = builder.save()
+    path_type = type(path).__name__
+    path = path.decode() if isinstance(path, bytes) else path
+    with open(path, "rb") as f:
+        data = f.read()
+    with tf.Graph().as_default():
+        with tf.Session() as sess:
+            mg = tf.saved_model.loader.load(sess, ["serve"], export)
+            s = mg.signature_def["serving_default"]
+            out = sess.run(s.outputs["y"].name, {s.inputs["x"].name: [[1.0, 1.0]]})
+    return {"saved_model_pb": base64.b64encode(data).decode(),
+            "files": sorted(os.listdir(export)), "pb_name": os.path.basename(path), "path_type": path_type,
+            "x_name": s.inputs["x"].name, "y_name": s.outputs["y"].name,
+            "y_dtype": int(s.outputs["y"].dtype), "method": s.method_name,
+            "y_shape": [d.size for d in s.outputs["y"].tensor_shape.dim], "y": out.tolist()}
+
+
 def main():
     import tensorflow as real
 
@@ -132,6 +166,7 @@ def main():
     out = {"versions": {"tensorflow": real.__version__},
            "graph": graph_def(tf), "decay": decay(tf), "ema": ema(tf),
            "monitored": monitored(tf), "saved_model_constants": constants,
+           "saved_model": saved_model(tf),
            "flags": flag_cases(sys.executable, "tensorflow.compat.v1")}
     (HERE / "tf_graph_io.json").write_text(json.dumps(out, indent=1) + "\n", encoding="utf-8")
 

@@ -171,7 +171,8 @@ from . import flags  # noqa: E402 - tf.flags: absl's, as TF1 wraps them (a modul
 from .gfile import gfile  # noqa: E402 - tf.gfile: Python's file IO in TF's names
 
 # tf.import_graph_def, tf.train.write_graph / import_meta_graph: graph files (TF's protobufs)
-from .graph_io import import_graph_def, write_graph  # noqa: E402
+from .graph_import import import_graph_def  # noqa: E402
+from .graph_io import write_graph  # noqa: E402
 from .meta_graph import TRAIN_NAMES as _META_NAMES  # noqa: E402
 
 vars(train).update(_META_NAMES, write_graph=write_graph)
@@ -183,6 +184,7 @@ vars(train).update(_LOOP_NAMES)
 from . import metrics as _metrics  # noqa: E402
 from .modes import *  # noqa: E402, F403 - enable_eager_execution, keras.backend, all_variables
 from .modes import __all__ as _modes_all  # noqa: E402
+from .saved_model import saved_model  # noqa: E402 - tf.saved_model: TF's directory layout
 
 metrics = types.SimpleNamespace(**{n: getattr(_metrics, n) for n in _metrics.__all__})
 
@@ -205,7 +207,7 @@ __all__ = [
 __all__ += _namespaces_all
 __all__ += ["RunMetadata", "RunOptions"]  # tf.RunOptions, tf.RunMetadata
 __all__ += ["metrics"]
-__all__ += ["flags", "gfile", "import_graph_def", *_modes_all]
+__all__ += ["flags", "gfile", "import_graph_def", "saved_model", *_modes_all]
 from .summary import summary  # noqa: E402 - tf.summary: summary ops and FileWriter
 
 __all__ += ["summary"]
@@ -226,7 +228,7 @@ install(_sys.modules[__name__])
 def __getattr__(name):
     # tf.GraphDef, tf.NodeDef: TF's protobuf classes, loaded when a program first asks
     if name in ("GraphDef", "NodeDef", "MetaGraphDef", "AttrValue", "TensorProto"):
-        from . import graph_io
+        from . import graph_io  # late: protobuf's modules take a moment to load
 
         return getattr(graph_io, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -391,13 +391,8 @@ class Graph(_KgGraph):
 
     def as_graph_def(self, from_version=None, add_shapes: bool = False):
         """The graph as TF's ``GraphDef`` protobuf (:mod:`.graph_io`)."""
-        from .graph_io import as_graph_def
-
+        from .graph_io import as_graph_def  # late: graph_io reads this module's TF_TYPES
         return as_graph_def(self, add_shapes=add_shapes)
-
-    @property
-    def graph_def_versions(self):
-        return self.as_graph_def().versions
 
     @property
     def finalized(self) -> bool:

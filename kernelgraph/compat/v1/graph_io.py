@@ -9,11 +9,11 @@ A kernelgraph graph is written node by node: each NodeDef has the node's name, T
 written beside them in attributes whose names start with an underscore, which TF itself
 leaves alone: ``_kg_op`` (the card) and ``_kg_attrs`` (its attributes, as tagged JSON).
 
-Reading builds kernelgraph nodes from NodeDefs by op type: ``_kg_op`` where a graph came
-from kernelgraph, else a table of TF's op types (``TF_IMPORTS``: Const, Placeholder,
-Identity, MatMul, AddV2, Relu, VariableV2, Assign, Sum, Reshape ...), so a GraphDef that
-TF1 wrote imports and computes what TF computed. An op type in neither is refused with an
-error naming it; nothing in a file is ever run as code.
+Reading (:mod:`.graph_import`) builds kernelgraph nodes from NodeDefs by op type:
+``_kg_op`` where a graph came from kernelgraph, else a table of TF's op types (Const,
+Placeholder, Identity, MatMul, AddV2, Relu, VariableV2, Assign, Sum, Reshape ...), so a
+GraphDef that TF1 wrote imports and computes what TF computed. An op type in neither is
+refused with an error naming it; nothing in a file is ever run as code.
 
 >>> import kernelgraph.compat.v1 as tf
 >>> with tf.Graph().as_default() as g:
@@ -31,7 +31,6 @@ copy/y:0 [[3. 6.]]
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 
@@ -40,10 +39,8 @@ import numpy as np
 from ... import dtypes as D
 from ...graph import Node, get_default_graph
 from ...ops.random import Stream
-from ...ops.registry import OPS
-from ...static.build import build, constant_node
-from ...static.variables import Variable, group, placeholder
-from .face import TF_TYPES, operation_of
+from ...static.variables import Variable
+from .face import TF_TYPES
 
 
 def protos():
@@ -167,7 +164,7 @@ class Unwritable(TypeError):
     """An attribute a GraphDef cannot hold (a Python function, an open dataset)."""
 
 
-def _encode(value):
+def encode_attrs(value):
     if value is None or isinstance(value, bool | int | float | str):
         return value
     if isinstance(value, np.dtype):
@@ -177,19 +174,19 @@ def _encode(value):
     if isinstance(value, np.ndarray) and value.dtype != object:
         return {"__array__": [value.dtype.name, list(value.shape), value.ravel().tolist()]}
     if isinstance(value, tuple):
-        return {"__tuple__": [_encode(v) for v in value]}
+        return {"__tuple__": [encode_attrs(v) for v in value]}
     if isinstance(value, list):
-        return [_encode(v) for v in value]
+        return [encode_attrs(v) for v in value]
     if isinstance(value, dict) and all(isinstance(k, str) for k in value):
-        return {"__dict__": {k: _encode(v) for k, v in value.items()}}
+        return {"__dict__": {k: encode_attrs(v) for k, v in value.items()}}
     if isinstance(value, Stream):
         return {"__stream__": True}  # a fresh stream of draws where the graph is read
     raise Unwritable(f"a {type(value).__name__}")
 
 
-def _decode(value):
+def decode_attrs(value):
     if isinstance(value, list):
-        return [_decode(v) for v in value]
+        return [decode_attrs(v) for v in value]
     if not isinstance(value, dict):
         return value
     (tag, body), = value.items()
@@ -200,9 +197,9 @@ def _decode(value):
     if tag == "__array__":
         return np.array(body[2], dtype=np.dtype(body[0])).reshape(body[1])
     if tag == "__tuple__":
-        return tuple(_decode(v) for v in body)
+        return tuple(decode_attrs(v) for v in body)
     if tag == "__dict__":
-        return {k: _decode(v) for k, v in body.items()}
+        return {k: decode_attrs(v) for k, v in body.items()}
     if tag == "__stream__":
         return Stream()
     raise ValueError(f"unknown attribute tag {tag!r} in a kernelgraph GraphDef")
@@ -247,7 +244,7 @@ def node_def(node: Node):
     if any(not isinstance(i, Node) for i in node.inputs):
         nd.attr["_kg_unwritable"].s = b"an input that is not a graph node"
     try:
-        nd.attr["_kg_attrs"].s = json.dumps(_encode(attrs)).encode()
+        nd.attr["_kg_attrs"].s = json.dumps(encode_attrs(attrs)).encode()
     except Unwritable as e:
         nd.attr["_kg_unwritable"].s = f"an attribute that is {e}".encode()
     return nd
@@ -296,292 +293,4 @@ def read_graph_def(path):
     return gd
 
 
-# -- reading ---------------------------------------------------------------------------------
-def _attr_dtype(nd, *keys):
-    for key in keys:
-        if key in nd.attr:
-            return dtype_of(nd.attr[key].type)
-    return None
-
-
-def _const_input(ctx, nd, index: int, what: str):
-    name = nd.input[index].split(":")[0]
-    source = ctx.defs.get(name)
-    while source is not None and source.op == "Identity":
-        source = ctx.defs.get(source.input[0].split(":")[0])
-    if source is None or source.op != "Const":
-        raise NotImplementedError(f"import_graph_def: {nd.op} '{nd.name}' needs a constant "
-                                  f"{what} (input {index}), got {name}")
-    return make_ndarray(source.attr["value"].tensor)
-
-
-def _reduce(card):
-    def rebuild(ctx, nd, ins, name):
-        axis = _const_input(ctx, nd, 1, "axis")
-        axis = tuple(int(a) for a in np.ravel(axis)) if np.ndim(axis) else int(axis)
-        keep = bool(nd.attr["keep_dims"].b) if "keep_dims" in nd.attr else False
-        return build(OPS[card], (ins[0],), {"axis": axis, "keepdims": keep, "name": name})
-    return rebuild
-
-
-def _card(card, arity=None):
-    def rebuild(ctx, nd, ins, name):
-        return build(OPS[card], tuple(ins[:arity] if arity else ins), {"name": name})
-    return rebuild
-
-
-def _matmul(ctx, nd, ins, name):
-    a, b = ins
-    if nd.attr["transpose_a"].b:
-        a = build(OPS["matrix_transpose"], (a,), {"name": name + "/transpose_a"})
-    if nd.attr["transpose_b"].b:
-        b = build(OPS["matrix_transpose"], (b,), {"name": name + "/transpose_b"})
-    return build(OPS["matmul"], (a, b), {"name": name})
-
-
-def _const(ctx, nd, ins, name):
-    return constant_node(make_ndarray(nd.attr["value"].tensor), name=name)
-
-
-def _placeholder(ctx, nd, ins, name):
-    shape = shape_of(nd.attr["shape"].shape) if "shape" in nd.attr else None
-    return placeholder(_attr_dtype(nd, "dtype"), shape=shape, name=name)
-
-
-def _variable(ctx, nd, ins, name):
-    init = ctx.initial_value(nd)
-    if init is None:  # no initializer in the file: a checkpoint gives the value
-        shape = shape_of(nd.attr["shape"].shape)
-        init = constant_node(np.zeros(shape, _attr_dtype(nd, "dtype")), name=name + "/zeros")
-    var = Variable(init, name=name, trainable=ctx.trainable(nd))
-    ctx.made_initializer[ctx.initializer_of.get(nd.name)] = var.initializer
-    return var
-
-
-def _assign(card):
-    def rebuild(ctx, nd, ins, name):
-        var, value = ins[0], ins[1]
-        if not isinstance(var, Variable):
-            raise NotImplementedError(f"import_graph_def: {nd.op} '{nd.name}' assigns to "
-                                      f"'{var.name}', which is not a variable")
-        return var._assign_node(OPS[card], value, name)
-    return rebuild
-
-
-def _read(ctx, nd, ins, name):
-    # a variable's read (TF's 'w/read' Identity, a ReadVariableOp) is the variable itself
-    if isinstance(ins[0], Variable):
-        return ins[0]
-    return build(OPS["identity"], (ins[0],), {"name": name})
-
-
-def _no_op(ctx, nd, ins, name):
-    return group(name=name)
-
-
-def _cast(ctx, nd, ins, name):
-    return build(OPS["cast"], (ins[0],), {"dtype": _attr_dtype(nd, "DstT"), "name": name})
-
-
-def _reshape(ctx, nd, ins, name):
-    shape = tuple(int(s) for s in _const_input(ctx, nd, 1, "shape"))
-    return build(OPS["reshape"], (ins[0],), {"shape": shape, "name": name})
-
-
-def _argmax(card):
-    def rebuild(ctx, nd, ins, name):
-        axis = int(_const_input(ctx, nd, 1, "dimension"))
-        return build(OPS[card], (ins[0],), {"axis": axis, "name": name})
-    return rebuild
-
-
-def _softmax(card):
-    def rebuild(ctx, nd, ins, name):
-        return build(OPS[card], (ins[0],), {"axis": -1, "name": name})
-    return rebuild
-
-
-def _bias_add(ctx, nd, ins, name):
-    if nd.attr["data_format"].s not in (b"", b"NHWC"):
-        raise NotImplementedError(f"import_graph_def: BiasAdd '{nd.name}' in layout "
-                                  f"{nd.attr['data_format'].s.decode()}")
-    return build(OPS["add"], (ins[0], ins[1]), {"name": name})
-
-
-#: TF's op types that a GraphDef written by TF may hold, and how each is rebuilt.
-TF_IMPORTS = {
-    "Const": _const, "Placeholder": _placeholder, "Identity": _read, "NoOp": _no_op,
-    "VariableV2": _variable, "Variable": _variable, "VarHandleOp": _variable,
-    "ReadVariableOp": _read, "Assign": _assign("assign"), "AssignAdd": _assign("assign_add"),
-    "AssignSub": _assign("assign_sub"), "AssignVariableOp": _assign("assign"),
-    "MatMul": _matmul, "Add": _card("add"), "AddV2": _card("add"), "Sub": _card("sub"),
-    "Mul": _card("mul"), "RealDiv": _card("div"), "Maximum": _card("maximum"),
-    "Minimum": _card("minimum"), "Pow": _card("pow"), "Relu": _card("relu"),
-    "Sigmoid": _card("sigmoid"), "Tanh": _card("tanh"), "Exp": _card("exp"),
-    "Log": _card("log"), "Neg": _card("neg"), "Sqrt": _card("sqrt"), "Rsqrt": _card("rsqrt"),
-    "Equal": _card("equal"), "Greater": _card("greater"), "Less": _card("less"),
-    "Sum": _reduce("sum"), "Mean": _reduce("mean"), "Max": _reduce("max"),
-    "Min": _reduce("min"), "Prod": _reduce("prod"), "Reshape": _reshape, "Cast": _cast,
-    "ArgMax": _argmax("argmax"), "ArgMin": _argmax("argmin"), "Softmax": _softmax("softmax"),
-    "LogSoftmax": _softmax("log_softmax"), "BiasAdd": _bias_add,
-}
-
-# Nodes TF writes that a kernelgraph session has no use for: a resource variable's
-# is-initialized check (its initializer is what a program runs).
-_SKIPPED = {"VarIsInitializedOp", "IsVariableInitialized"}
-
-
-def _kg_rebuild(ctx, nd, ins, name):
-    card = nd.attr["_kg_op"].s.decode()
-    if "_kg_unwritable" in nd.attr:
-        raise NotImplementedError(f"import_graph_def: node '{nd.name}' ({nd.op}) was written "
-                                  f"with {nd.attr['_kg_unwritable'].s.decode()}; it cannot "
-                                  "be rebuilt from a file")
-    if card not in OPS:
-        raise NotImplementedError(f"import_graph_def: node '{nd.name}' needs kernelgraph's "
-                                  f"op '{card}', which this kernelgraph does not have")
-    attrs = _decode(json.loads(nd.attr["_kg_attrs"].s.decode() or "{}"))
-    if card == "const":
-        return _const(ctx, nd, ins, name)
-    if card == "placeholder":
-        return _placeholder(ctx, nd, ins, name)
-    if card == "variable":
-        return _variable(ctx, nd, ins, name)
-    if card in ("assign", "assign_add", "assign_sub"):
-        return _assign(card)(ctx, nd, ins, name)
-    if card == "no_op" and not ins:
-        return group(name=name)
-    return build(OPS[card], tuple(ins), {**attrs, "name": name})
-
-
-class _Import:
-    """One import: the NodeDefs by name, what each became, and the variables' initializers."""
-
-    def __init__(self, graph_def, input_map, prefix, trainable):
-        self.defs = {nd.name: nd for nd in graph_def.node}
-        self.made: dict = {}
-        self.prefix = prefix
-        self.input_map = input_map
-        self._trainable = trainable
-        self.made_initializer: dict = {}
-        self.initializer_of: dict = {}  # variable's name -> its initializer Assign's name
-        for nd in graph_def.node:
-            if nd.op in ("VariableV2", "Variable", "VarHandleOp"):
-                if "_kg_initializer" in nd.attr:
-                    self.initializer_of[nd.name] = nd.attr["_kg_initializer"].s.decode()
-                elif f"{nd.name}/Assign" in self.defs:
-                    self.initializer_of[nd.name] = f"{nd.name}/Assign"
-        self.initializers = {v: k for k, v in self.initializer_of.items()}
-
-    def trainable(self, nd) -> bool:
-        if "_kg_trainable" in nd.attr:
-            return bool(nd.attr["_kg_trainable"].b)
-        return self._trainable(nd.name)
-
-    def initial_value(self, nd):
-        assign = self.defs.get(self.initializer_of.get(nd.name, ""))
-        return None if assign is None else self.node(assign.input[1])
-
-    def deps(self, nd) -> list:
-        if nd.name in self.initializers:  # an initializer: made with its variable
-            return [self.initializers[nd.name]]
-        if nd.name in self.initializer_of:
-            assign = self.defs.get(self.initializer_of[nd.name])
-            return [assign.input[1]] if assign is not None else []
-        return list(nd.input)
-
-    def node(self, ref: str):
-        """What the input ``ref`` ('name', 'name:0', '^name') refers to, made if needed."""
-        name = ref.lstrip("^")
-        if name in self.input_map:
-            return self.input_map[name]
-        base, _, index = name.partition(":")
-        if index not in ("", "0"):
-            raise NotImplementedError(f"import_graph_def: output {index} of '{base}' "
-                                      "(kernelgraph's nodes have one output)")
-        if base in self.made:
-            return self.made[base]
-        if base not in self.defs:
-            raise ValueError(f"import_graph_def: the GraphDef has no node named '{base}'")
-        stack = [base]
-        while stack:  # depth first without recursion: graphs can be long chains
-            top = stack[-1]
-            if top in self.made:
-                stack.pop()
-                continue
-            waiting = [d.lstrip("^").split(":")[0] for d in self.deps(self.defs[top])
-                       if d.lstrip("^") not in self.input_map]
-            waiting = [d for d in waiting if d not in self.made]
-            for d in waiting:
-                if d not in self.defs:
-                    raise ValueError(f"import_graph_def: node '{top}' reads '{d}', which "
-                                     "the GraphDef does not have")
-                if d in stack:
-                    raise ValueError(f"import_graph_def: node '{top}' is in a cycle")
-            if waiting:
-                stack.extend(waiting)
-                continue
-            self.made[top] = self._make(self.defs[top])
-            stack.pop()
-        return self.made[base]
-
-    def _make(self, nd):
-        if nd.name in self.initializers:
-            self.node(self.initializers[nd.name])
-            return self.made_initializer[nd.name]
-        if nd.op in _SKIPPED:
-            return None
-        ins, controls = [], []
-        for ref in nd.input:
-            target = self.node(ref)
-            (controls if ref.startswith("^") else ins).append(target)
-        rebuild = _kg_rebuild if "_kg_op" in nd.attr else TF_IMPORTS.get(nd.op)
-        if rebuild is None:
-            raise NotImplementedError(
-                f"import_graph_def: node '{nd.name}' has op type '{nd.op}', which kernelgraph "
-                f"cannot import (it reads {', '.join(sorted(TF_IMPORTS))})")
-        graph = get_default_graph()
-        controls = [c for c in controls if c is not None]
-        with graph.control_dependencies(controls) if controls else contextlib.nullcontext():
-            return rebuild(self, nd, ins, self.prefix + nd.name)
-
-
-@contextlib.contextmanager
-def _unscoped(graph):
-    saved = graph._scope
-    graph._scope = []  # the prefix is in every name given
-    try:
-        yield
-    finally:
-        graph._scope = saved
-
-
-def import_graph_def(graph_def, input_map=None, return_elements=None, name=None,
-                     op_dict=None, producer_op_list=None, trainable=None):
-    """TF1's ``tf.import_graph_def``: the nodes of ``graph_def`` added to the default graph
-    under the scope ``name`` ('import' by default; '' for none), an input named in
-    ``input_map`` ('x:0' -> a tensor) read from the given tensor instead; returns the nodes
-    named in ``return_elements`` ('y:0' a tensor, 'train' an operation), else None."""
-    if not isinstance(graph_def, protos().graph.GraphDef):
-        raise TypeError(f"import_graph_def: graph_def must be a GraphDef proto, got "
-                        f"{type(graph_def).__name__}")
-    graph = get_default_graph()
-    input_map = {k[:-2] if k.endswith(":0") else k: v for k, v in (input_map or {}).items()}
-    with graph.name_scope("import" if name is None else name) as scope:
-        ctx = _Import(graph_def, input_map, scope, trainable or (lambda _name: True))
-        with _unscoped(graph):
-            for nd in graph_def.node:
-                ctx.node(nd.name)
-    if return_elements is None:
-        return None
-    found = []
-    for ref in return_elements:
-        base = ref.split(":")[0]
-        if base not in ctx.made:
-            raise ValueError(f"Requested return_element '{ref}' not found in graph_def.")
-        node = ctx.made[base]
-        found.append(node if ":" in ref or node is None else operation_of(node))
-    return found
-
-
-__all__ = ["as_graph_def", "import_graph_def", "write_graph"]
+__all__ = ["as_graph_def", "write_graph"]

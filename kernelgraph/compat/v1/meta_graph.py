@@ -33,7 +33,8 @@ import os
 from ...graph import Node, get_default_graph
 from ...static.variables import Variable
 from . import graph_collections as C
-from .graph_io import as_graph_def, import_graph_def, protos
+from .graph_import import import_graph_def
+from .graph_io import as_graph_def, protos
 
 _VARIABLE_KEYS = (C.GraphKeys.GLOBAL_VARIABLES, C.GraphKeys.TRAINABLE_VARIABLES,
                   C.GraphKeys.LOCAL_VARIABLES)
@@ -126,7 +127,7 @@ def import_meta_graph(meta_graph_or_file, clear_devices: bool = False, import_sc
     """TF1's ``tf.train.import_meta_graph``: the graph of a ``.meta`` file (or a
     MetaGraphDef) added to the default graph, its collections restored; returns a
     ``tf.train.Saver`` over its variables (None where it has none)."""
-    from .saver import Saver
+    from .saver import Saver  # late: saver writes .meta files through this module
 
     mg = meta_graph_or_file
     if not isinstance(mg, protos().meta.MetaGraphDef):

@@ -122,7 +122,7 @@ class Saver:
     def export_meta_graph(self, filename=None, collection_list=None, as_text: bool = False,
                           **kwargs):
         """The graph as a MetaGraphDef (written to ``filename`` where given)."""
-        from .meta_graph import export_meta_graph
+        from .meta_graph import export_meta_graph  # late: meta_graph makes Savers
 
         graph = next(iter(self._vars.values())).graph if self._vars else None
         return export_meta_graph(filename, collection_list=collection_list, as_text=as_text,

@@ -35,7 +35,7 @@ from ...dtypes import float32
 from ...graph import Node, get_default_graph
 from ...static.variables import Variable, constant, global_variables_initializer, group
 from . import graph_collections as C
-from .graph_io import _unscoped
+from .graph_import import unscoped
 from .optimizers import get_global_step
 from .saver import Saver, latest_checkpoint
 from .session import LOCAL_TARGET, Session
@@ -102,7 +102,7 @@ class ExponentialMovingAverage:
         graph = var_list[0].graph if var_list else get_default_graph()
         with graph.as_default():
             for var in var_list:
-                with _unscoped(graph):
+                with unscoped(graph):
                     shadow = Variable(var.initial_value, name=self.average_name(var),
                                       trainable=False)
                 self._averages[var] = shadow

@@ -228,7 +228,7 @@ def node_def(node: Node):
     kept = dtype is not None and np.dtype(dtype).name in _DT
     if kept and np.dtype(dtype) != object and card in ("const", "placeholder", "variable"):
         nd.attr["dtype"].type = dt_enum(dtype)
-    elif kept and not node.is_operation:
+    elif kept and card != "no_op":  # an initializer (an Operation) has its T too
         nd.attr["T"].type = dt_enum(dtype)
     if node.shape is not None and not node.is_operation:
         nd.attr["_output_shapes"].list.shape.add().CopyFrom(shape_proto(node.shape))

@@ -170,3 +170,40 @@ def test_export_meta_graph_holds_variable_defs(tmp_path):
         assert tf.train.import_meta_graph(str(tmp_path / "m.meta")) is not None
         assert [v.name for v in tf.trainable_variables()] == ["v:0"]
         assert [v.name for v in tf.global_variables()] == ["v:0", "u:0"]
+
+
+def test_each_meta_file_holds_the_graph_as_it_was_when_saved(tmp_path):
+    with tf.Graph().as_default():
+        tf.Variable(1.0, name="v")
+        saver = tf.train.Saver()
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            first = saver.save(sess, str(tmp_path / "m"), global_step=1)
+            again = saver.save(sess, str(tmp_path / "m"), global_step=2)
+            tf.constant(2.0, name="later")
+            tf.add_to_collection("extra", tf.constant(3.0, name="kept"))
+            last = saver.save(sess, str(tmp_path / "m"), global_step=3)
+    names = {}
+    for path in (first, again, last):
+        with tf.Graph().as_default() as g:
+            tf.train.import_meta_graph(path + ".meta")
+            names[path] = {op.name for op in g.get_operations()}
+            extra = tf.get_collection("extra")
+    assert names[first] == names[again] and "later" not in names[first]
+    assert {"later", "kept"} <= names[last] and [t.name for t in extra] == ["kept:0"]
+
+
+def test_the_sessions_graph_writes_itself(tmp_path):
+    with tf.Graph().as_default():
+        x = tf.placeholder(tf.float32, name="x")
+        tf.square(x, name="y")
+        with tf.Session() as sess:
+            assert [n.name for n in sess.graph.as_graph_def().node] == ["x", "y"]
+            path = tf.train.write_graph(sess.graph_def, str(tmp_path), "graph.pb", False)
+    gd = tf.GraphDef()
+    with tf.gfile.FastGFile(path, "rb") as f:
+        gd.ParseFromString(f.read())
+    with tf.Graph().as_default():
+        y, = tf.import_graph_def(gd, return_elements=["y:0"], name="")
+        with tf.Session() as sess:
+            assert sess.run(y, {"x:0": 3.0}) == 9.0

@@ -31,6 +31,7 @@ copy/y:0 [[3. 6.]]
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 
@@ -43,6 +44,7 @@ from ...static.variables import Variable
 from .face import TF_TYPES
 
 
+@functools.cache
 def protos():
     """TensorBoard's copies of TF's protobuf modules (imported on first use)."""
     from tensorboard.compat.proto import (
@@ -82,6 +84,7 @@ _DT = {"float32": "DT_FLOAT", "float64": "DT_DOUBLE", "float16": "DT_HALF",
 _FROM_DT = {v: k for k, v in _DT.items()}
 
 
+@functools.cache
 def dt_enum(dtype) -> int:
     """TF's DataType number of a NumPy dtype (DT_FLOAT for float32)."""
     name = _DT.get(np.dtype(dtype).name)

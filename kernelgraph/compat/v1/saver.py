@@ -37,6 +37,7 @@ from ...checkpoint import load as _load
 from ...checkpoint import save as _save
 from ...graph import Node, get_default_graph
 from ...static.variables import Variable, group, placeholder
+from .graph_collections import _collections
 
 SUFFIX = ".npz"
 
@@ -128,6 +129,18 @@ class Saver:
         return export_meta_graph(filename, collection_list=collection_list, as_text=as_text,
                                  graph=graph, saver=self)
 
+    def _write_meta_graph(self, filename) -> None:
+        # A training loop saves the same graph again and again: its bytes are kept until
+        # the graph changes (a node added, a collection grown).
+        graph = next(iter(self._vars.values())).graph if self._vars else get_default_graph()
+        key = (graph.version, _collection_sizes(graph))
+        if getattr(self, "_meta", (None,))[0] != key:
+            self._meta = (key, self.export_meta_graph().SerializeToString())
+        tmp = filename + ".tmp"
+        with open(tmp, "wb") as f:
+            f.write(self._meta[1])
+        os.replace(tmp, filename)
+
     @property
     def last_checkpoints(self) -> list:
         """The paths of the checkpoints kept, oldest first."""
@@ -167,7 +180,7 @@ class Saver:
                     if os.path.exists(old_file):
                         os.remove(old_file)
         if write_meta_graph:
-            self.export_meta_graph(f"{save_path}.{meta_graph_suffix}")
+            self._write_meta_graph(f"{save_path}.{meta_graph_suffix}")
         if write_state:
             update_checkpoint_state(directory, save_path, self._last,
                                     latest_filename=latest_filename)
@@ -189,6 +202,10 @@ class Saver:
             feed[fed] = arrays[key]
         if feed:
             sess.run(self._restore_op, feed_dict=feed)
+
+
+def _collection_sizes(graph) -> tuple:
+    return tuple(sorted((k, len(v)) for k, v in _collections.get(graph, {}).items()))
 
 
 class CheckpointState:

@@ -7,6 +7,7 @@ from __future__ import annotations
 from ...graph import Graph as _KgGraph
 from ...nest import flatten
 from ...static import session as _session
+from .face import graph_of
 
 #: What a ``tf.train.Server``'s target starts with: the server is in-process, and a Session
 #: given its target runs here (:mod:`.training`).
@@ -52,6 +53,11 @@ class _FeedsTuples:
             feed_dict = flatten_dict_items(feed_dict)
         return super().run(fetches, feed_dict, options, run_metadata)
 
+    @property
+    def graph_def(self):
+        """The session's graph as TF's GraphDef (``tf.train.write_graph(sess.graph_def, ...)``)."""
+        return graph_of(self.graph).as_graph_def()
+
 
 class Session(_FeedsTuples, _session.Session):
     """TF1's ``tf.Session``: ``with tf.Session() as sess: sess.run(y, {x: [1.0]})``."""
@@ -61,6 +67,7 @@ class Session(_FeedsTuples, _session.Session):
     def __init__(self, target="", graph=None, config=None, **options):
         target, graph = _arguments(target, graph)
         super().__init__(graph, target=target, config=config, **options)
+        self.graph = graph_of(self.graph)  # sess.graph.as_graph_def(): TF1's lookups
 
 
 class InteractiveSession(_FeedsTuples, _session.InteractiveSession):
@@ -70,3 +77,4 @@ class InteractiveSession(_FeedsTuples, _session.InteractiveSession):
 
     def __init__(self, target="", graph=None, config=None):
         super().__init__(_arguments(target, graph)[1])
+        self.graph = graph_of(self.graph)

@@ -54,11 +54,32 @@ def test_exponential_moving_average_as_tf(recorded, kind):
     np.testing.assert_allclose(seen, rec["values"], rtol=1e-6)
 
 
-def test_moving_average_of_a_tensor_is_refused_by_name():
+@pytest.mark.parametrize("kind", ["plain", "debiased"])
+def test_moving_average_of_a_tensor_as_tf(recorded, kind):
+    rec = recorded("tf_graph_io")["ema_tensor"][kind]
     with tf.Graph().as_default():
-        loss = tf.constant(1.0, name="loss")
-        with pytest.raises(NotImplementedError, match="'loss' is a tensor"):
-            tf.train.ExponentialMovingAverage(0.9).apply([loss])
+        x = tf.placeholder(tf.float32, [], name="x")
+        loss = tf.square(x, name="loss")
+        avg = tf.train.ExponentialMovingAverage(0.9, zero_debias=kind == "debiased", name="avg")
+        update = avg.apply([loss])
+        shadow = avg.average(loss)
+        assert shadow.name == rec["shadow_name"]
+        assert sorted(v.op.name for v in tf.global_variables()) == rec["variables"]
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            seen = []
+            for value in [2.0, 1.0, 3.0]:
+                sess.run(update, {x: value})
+                seen.append(float(sess.run(shadow)))
+    np.testing.assert_allclose(seen, rec["values"], rtol=1e-6)
+
+
+def test_moving_average_of_something_else_is_refused():
+    with tf.Graph().as_default():
+        with pytest.raises(TypeError, match="expected variables or tensors"):
+            tf.train.ExponentialMovingAverage(0.9).apply([1.0])
+        with pytest.raises(TypeError, match="must be half, float, or double"):
+            tf.train.ExponentialMovingAverage(0.9).apply([tf.Variable(1, name="i")])
 
 
 def _model():

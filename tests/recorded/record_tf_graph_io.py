@@ -86,6 +86,28 @@ def ema(tf):
     return out
 
 
+def ema_tensor(tf):
+    """ExponentialMovingAverage of a tensor (a loss): zeros to start, optionally debiased."""
+    out = {}
+    for debias in (False, True):
+        with tf.Graph().as_default():
+            x = tf.placeholder(tf.float32, [], name="x")
+            loss = tf.square(x, name="loss")
+            avg = tf.train.ExponentialMovingAverage(0.9, zero_debias=debias, name="avg")
+            update = avg.apply([loss])
+            shadow = avg.average(loss)
+            with tf.Session() as sess:
+                sess.run(tf.global_variables_initializer())
+                seen = []
+                for value in [2.0, 1.0, 3.0]:
+                    sess.run(update, {x: value})
+                    seen.append(float(sess.run(shadow)))
+            names = sorted(v.op.name for v in tf.global_variables())
+        out["debiased" if debias else "plain"] = {
+            "values": seen, "shadow_name": shadow.name, "variables": names}
+    return out
+
+
 def monitored(tf):
     with tf.Graph().as_default():
         step = tf.train.get_or_create_global_step()
@@ -136,7 +158,8 @@ def saved_model(tf):
             s = mg.signature_def["serving_default"]
             out = sess.run(s.outputs["y"].name, {s.inputs["x"].name: [[1.0, 1.0]]})
     return {"saved_model_pb": base64.b64encode(data).decode(),
-            "files": sorted(os.listdir(export)), "pb_name": os.path.basename(path), "path_type": path_type,
+            "files": sorted(os.listdir(export)), "pb_name": os.path.basename(path),
+            "path_type": path_type,
             "x_name": s.inputs["x"].name, "y_name": s.outputs["y"].name,
             "y_dtype": int(s.outputs["y"].dtype), "method": s.method_name,
             "y_shape": [d.size for d in s.outputs["y"].tensor_shape.dim], "y": out.tolist()}
@@ -164,7 +187,7 @@ def main():
         "TRAINING": sm.tag_constants.TRAINING,
     }
     out = {"versions": {"tensorflow": real.__version__},
-           "graph": graph_def(tf), "decay": decay(tf), "ema": ema(tf),
+           "graph": graph_def(tf), "decay": decay(tf), "ema": ema(tf), "ema_tensor": ema_tensor(tf),
            "monitored": monitored(tf), "saved_model_constants": constants,
            "saved_model": saved_model(tf),
            "flags": flag_cases(sys.executable, "tensorflow.compat.v1")}

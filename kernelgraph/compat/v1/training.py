@@ -68,10 +68,12 @@ MOVING_AVERAGE_VARIABLES = "moving_average_variables"
 
 class ExponentialMovingAverage:
     """TF1's ``tf.train.ExponentialMovingAverage(decay, num_updates=None)``: ``apply(vars)``
-    makes a shadow variable per variable (named ``<var>/ExponentialMovingAverage``, starting
-    at the variable's initial value) and returns the op that moves each shadow:
-    ``shadow -= (1 - decay) * (shadow - var)``, with ``decay = min(decay, (1 + n) / (10 + n))``
-    where ``num_updates`` (n) is given. ``average(var)`` is the shadow;
+    makes a shadow variable per variable or tensor (named ``<name>/ExponentialMovingAverage``,
+    starting at a variable's initial value, or at zeros for a tensor such as a loss) and
+    returns the op that moves each shadow: ``shadow -= (1 - decay) * (shadow - value)``, with
+    ``decay = min(decay, (1 + n) / (10 + n))`` where ``num_updates`` (n) is given. A tensor's
+    average is debiased with ``zero_debias=True``, as TF1's: a ``biased`` variable is moved
+    and the shadow is ``biased / (1 - decay ** steps)``. ``average(var)`` is the shadow;
     ``variables_to_restore()`` maps checkpoint names to variables so that a Saver restores
     the averages into the model's variables."""
 
@@ -90,23 +92,31 @@ class ExponentialMovingAverage:
     def apply(self, var_list=None):
         var_list = list(C.trainable_variables() if var_list is None else var_list)
         for var in var_list:
-            if not isinstance(var, Variable):
-                raise NotImplementedError(
-                    f"ExponentialMovingAverage.apply: '{var.name}' is a tensor; kernelgraph "
-                    "averages variables only (TF's zero-debiased average of a tensor is not "
-                    "there)")
+            if not isinstance(var, Node):
+                raise TypeError(f"ExponentialMovingAverage.apply: expected variables or "
+                                f"tensors, got a {type(var).__name__}")
             if np.dtype(var.dtype).kind != "f":
                 raise TypeError(f"The variables must be half, float, or double: {var.name}")
             if var in self._averages:
                 raise ValueError(f"Moving average already computed for: {var.name}")
         graph = var_list[0].graph if var_list else get_default_graph()
         with graph.as_default():
+            debiased = {}
             for var in var_list:
                 with unscoped(graph):
-                    shadow = Variable(var.initial_value, name=self.average_name(var),
-                                      trainable=False)
+                    if isinstance(var, Variable):
+                        start = var.initial_value
+                        C.add_to_collection(MOVING_AVERAGE_VARIABLES, var)
+                    else:  # a tensor's average starts at zeros (TF1's zeros slot)
+                        start = np.zeros(var.shape, var.dtype)
+                    shadow = Variable(start, name=self.average_name(var), trainable=False)
+                    if self._zero_debias and not isinstance(var, Variable):
+                        debiased[var] = (
+                            Variable(np.zeros(var.shape, var.dtype), trainable=False,
+                                     name=shadow.name + "/biased"),
+                            Variable(np.zeros((), var.dtype), trainable=False,
+                                     name=shadow.name + "/local_step"))
                 self._averages[var] = shadow
-                C.add_to_collection(MOVING_AVERAGE_VARIABLES, var)
             with graph.name_scope(self._name) as scope:
                 decay = constant(np.float32(self._decay), name="decay")
                 if self._num_updates is not None:
@@ -117,7 +127,15 @@ class ExponentialMovingAverage:
                 for var in var_list:
                     shadow = self._averages[var]
                     rate = ops.cast(ops.sub(np.float32(1.0), decay), var.dtype)
-                    updates.append(shadow.assign_sub(ops.mul(ops.sub(shadow, var), rate)))
+                    if var in debiased:
+                        biased, steps = debiased[var]
+                        moved = biased.assign_sub(ops.mul(ops.sub(biased, var), rate))
+                        counted = steps.assign_add(np.ones((), var.dtype))
+                        factor = ops.sub(np.ones((), var.dtype), ops.pow(
+                            ops.sub(np.ones((), var.dtype), rate), counted))
+                        updates.append(shadow.assign(ops.div(moved, factor)))
+                    else:
+                        updates.append(shadow.assign_sub(ops.mul(ops.sub(shadow, var), rate)))
                 done = group(*updates)
             done.name = scope.rstrip("/")  # as TF1: the op is named as its scope
             return done
@@ -126,7 +144,7 @@ class ExponentialMovingAverage:
         return self._averages.get(var)
 
     def average_name(self, var) -> str:
-        return f"{var.name}/{self._name}"
+        return f"{var.name}/{self._name}"  # a node's name is TF's op name (no ':0')
 
     def variables_to_restore(self, moving_avg_variables=None) -> dict:
         if moving_avg_variables is None:

@@ -45,6 +45,25 @@ def test_a_graph_def_written_by_tf_imports_and_computes_what_tf_computed(recorde
     np.testing.assert_allclose(got_s, rec["s"], rtol=1e-6)
 
 
+def test_a_frozen_cnn_written_by_tf_imports_and_classifies_as_tf(recorded, tmp_path):
+    """The classic pattern: a frozen .pb read with FastGFile, imported, run by tensor name."""
+    rec = recorded("tf_graph_io")["frozen_cnn"]
+    path = tmp_path / "frozen.pb"
+    path.write_bytes(base64.b64decode(rec["graph_def"]))
+    assert {"Conv2D", "MaxPool", "AvgPool", "BiasAdd", "ConcatV2", "Pack", "ExpandDims",
+            "Squeeze", "Transpose", "Max"} <= set(rec["ops"])
+    with tf.gfile.FastGFile(str(path), "rb") as f:
+        graph_def = tf.GraphDef()
+        graph_def.ParseFromString(f.read())
+    with tf.Graph().as_default() as g:
+        tf.import_graph_def(graph_def, name="")
+        with tf.Session() as sess:
+            probs, side = sess.run(["probs:0", "side:0"], {"input:0": rec["image"]})
+        assert g.get_tensor_by_name("probs:0").op.type == "Softmax"
+    np.testing.assert_allclose(probs, rec["probs"], rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(side, rec["side"], rtol=1e-5, atol=1e-6)
+
+
 def test_import_with_input_map_and_no_prefix(recorded):
     gd, rec = _tf_graph_def(recorded)
     with tf.Graph().as_default() as g:

@@ -44,6 +44,38 @@ def graph_def(tf):
             "feed": FEED, "y": ys.tolist(), "s": ss.tolist()}
 
 
+def frozen_cnn(tf):
+    """A small CNN frozen as tutorials ship them (variables turned into constants), with a
+    few shape ops beside it, and what it computes on one input."""
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    image = rng.standard_normal((2, 8, 8, 1)).astype(np.float32)
+    g = tf.Graph()
+    with g.as_default():
+        x = tf.placeholder(tf.float32, [None, 8, 8, 1], name="input")
+        k = tf.Variable(rng.standard_normal((3, 3, 1, 4)).astype(np.float32), name="k")
+        kb = tf.Variable(rng.standard_normal(4).astype(np.float32), name="kb")
+        h = tf.nn.relu(tf.nn.bias_add(tf.nn.conv2d(x, k, [1, 1, 1, 1], "SAME"), kb))
+        h = tf.nn.max_pool(h, [1, 2, 2, 1], [1, 2, 2, 1], "SAME")
+        h = tf.nn.avg_pool(h, [1, 2, 2, 1], [1, 2, 2, 1], "VALID")
+        flat = tf.reshape(h, [-1, 16])
+        w = tf.Variable(rng.standard_normal((16, 3)).astype(np.float32), name="w")
+        probs = tf.nn.softmax(tf.matmul(flat, w), name="probs")
+        top = tf.reduce_max(probs, axis=0)  # shape (3,), known: tf.expand_dims needs it
+        side = tf.concat([tf.expand_dims(top, 0), tf.stack([top * 2.0], axis=0)], axis=0)
+        side = tf.squeeze(tf.transpose(tf.reduce_max(side, axis=1, keepdims=True), [1, 0]),
+                          [0], name="side")
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            frozen = tf.graph_util.convert_variables_to_constants(
+                sess, g.as_graph_def(), ["probs", "side"])
+            want_p, want_s = sess.run([probs, side], {x: image})
+    return {"graph_def": base64.b64encode(frozen.SerializeToString()).decode(),
+            "ops": sorted({n.op for n in frozen.node}), "image": image.tolist(),
+            "probs": want_p.tolist(), "side": want_s.tolist()}
+
+
 def decay(tf):
     out = {}
     for staircase in (False, True):
@@ -187,7 +219,8 @@ def main():
         "TRAINING": sm.tag_constants.TRAINING,
     }
     out = {"versions": {"tensorflow": real.__version__},
-           "graph": graph_def(tf), "decay": decay(tf), "ema": ema(tf), "ema_tensor": ema_tensor(tf),
+           "graph": graph_def(tf), "frozen_cnn": frozen_cnn(tf), "decay": decay(tf),
+           "ema": ema(tf), "ema_tensor": ema_tensor(tf),
            "monitored": monitored(tf), "saved_model_constants": constants,
            "saved_model": saved_model(tf),
            "flags": flag_cases(sys.executable, "tensorflow.compat.v1")}

@@ -16,8 +16,10 @@ from ...graph import get_default_graph
 from ...ops.registry import OPS
 from ...static.build import build, constant_node
 from ...static.variables import Variable, group, placeholder
+from .conv import avg_pool2d, conv2d, max_pool2d
 from .face import operation_of
 from .graph_io import decode_attrs, dtype_of, make_ndarray, protos, shape_of
+from .spellings import concat, expand_dims, squeeze, stack
 
 
 def _attr_dtype(nd, *keys):
@@ -131,6 +133,59 @@ def _bias_add(ctx, nd, ins, name):
     return build(OPS["add"], (ins[0], ins[1]), {"name": name})
 
 
+def _named(node, name):
+    # the face's function names an inner node; the one a program fetches takes the name
+    node.name = node.graph.unique_name(name)
+    return node
+
+
+def _layout(nd) -> str:
+    return nd.attr["data_format"].s.decode() or "NHWC"
+
+
+def _conv2d(ctx, nd, ins, name):
+    out = conv2d(ins[0], ins[1], strides=list(nd.attr["strides"].list.i),
+                 padding=nd.attr["padding"].s.decode(), data_format=_layout(nd),
+                 dilations=list(nd.attr["dilations"].list.i) or 1, name=name + "/inner")
+    return _named(out, name)
+
+
+def _pool(pool):
+    def rebuild(ctx, nd, ins, name):
+        out = pool(ins[0], list(nd.attr["ksize"].list.i), list(nd.attr["strides"].list.i),
+                   nd.attr["padding"].s.decode(), data_format=_layout(nd),
+                   name=name + "/inner")
+        return _named(out, name)
+    return rebuild
+
+
+def _concat(ctx, nd, ins, name):
+    axis = int(_const_input(ctx, nd, len(nd.input) - 1, "axis"))
+    return concat(ins[:-1], axis, name=name)
+
+
+def _pack(ctx, nd, ins, name):
+    return stack(ins, axis=int(nd.attr["axis"].i), name=name)
+
+
+def _expand_dims(ctx, nd, ins, name):
+    return expand_dims(ins[0], int(_const_input(ctx, nd, 1, "axis")), name=name)
+
+
+def _squeeze(ctx, nd, ins, name):
+    dims = list(nd.attr["squeeze_dims"].list.i)
+    return squeeze(ins[0], axis=dims or None, name=name)
+
+
+def _transpose(ctx, nd, ins, name):
+    perm = tuple(int(p) for p in _const_input(ctx, nd, 1, "perm"))
+    return build(OPS["transpose"], (ins[0],), {"perm": perm, "name": name})
+
+
+def _square(ctx, nd, ins, name):
+    return build(OPS["mul"], (ins[0], ins[0]), {"name": name})
+
+
 #: TF's op types that a GraphDef written by TF may hold, and how each is rebuilt.
 TF_IMPORTS = {
     "Const": _const, "Placeholder": _placeholder, "Identity": _read, "NoOp": _no_op,
@@ -146,7 +201,10 @@ TF_IMPORTS = {
     "Sum": _reduce("sum"), "Mean": _reduce("mean"), "Max": _reduce("max"),
     "Min": _reduce("min"), "Prod": _reduce("prod"), "Reshape": _reshape, "Cast": _cast,
     "ArgMax": _argmax("argmax"), "ArgMin": _argmax("argmin"), "Softmax": _softmax("softmax"),
-    "LogSoftmax": _softmax("log_softmax"), "BiasAdd": _bias_add,
+    "LogSoftmax": _softmax("log_softmax"), "BiasAdd": _bias_add, "Conv2D": _conv2d,
+    "MaxPool": _pool(max_pool2d), "AvgPool": _pool(avg_pool2d), "ConcatV2": _concat,
+    "Pack": _pack, "ExpandDims": _expand_dims, "Squeeze": _squeeze, "Transpose": _transpose,
+    "Square": _square,
 }
 
 # Nodes TF writes that kernelgraph does without, and every node reading them: TF's Saver

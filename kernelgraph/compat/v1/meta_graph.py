@@ -162,7 +162,10 @@ def import_meta_graph(meta_graph_or_file, clear_devices: bool = False, import_sc
             if key in _VARIABLE_KEYS or cdef.WhichOneof("kind") != "node_list":
                 continue
             for ref in cdef.node_list.value:
-                C.add_to_collection(key, graph.get_node(prefix + ref.split(":")[0]))
+                try:
+                    C.add_to_collection(key, graph.get_node(prefix + ref.split(":")[0]))
+                except KeyError:
+                    pass  # a node the import left out (import_graph_def warned of it)
         if not imported:
             return None
         return Saver({v.name[len(prefix):]: v for v in imported

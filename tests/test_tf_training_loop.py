@@ -110,6 +110,46 @@ def test_monitored_training_session_stops_saves_and_restores(recorded, tmp_path)
             assert [int(sess.run(step)), float(sess.run(w))] == rec["restored"]
 
 
+def test_monitored_training_session_writes_summaries_as_tf(recorded, tmp_path):
+    from tensorboard.backend.event_processing.event_file_loader import EventFileLoader
+
+    rec = recorded("tf_graph_io")["monitored_summaries"]
+    ckpt = str(tmp_path)
+    with tf.Graph().as_default():
+        step = tf.train.get_or_create_global_step()
+        w = tf.Variable(1.0, name="w")
+        tf.summary.scalar("w", w)
+        train = tf.group(w.assign_add(1.0), step.assign_add(1))
+        with tf.train.MonitoredTrainingSession(
+                checkpoint_dir=ckpt, hooks=[tf.train.StopAtStepHook(last_step=7)],
+                save_summaries_steps=2, log_step_count_steps=None) as sess:
+            while not sess.should_stop():
+                sess.run(train)
+    seen = []
+    for name in sorted(os.listdir(ckpt)):
+        if name.startswith("events.out.tfevents"):
+            for event in EventFileLoader(os.path.join(ckpt, name)).Load():
+                seen += [[int(event.step), v.tag, _scalar(v)] for v in event.summary.value]
+    # TF1's .index and .data files are kernelgraph's .npz; the rest is TF1's list
+    files = sorted(n if not n.startswith("events.") else "events.out.tfevents..."
+                   for n in os.listdir(ckpt))
+    assert files == sorted({f.replace(".data-00000-of-00001", ".npz").replace(".index", ".npz")
+                            for f in rec["files"]})
+    assert rec["w"] and [s[:2] for s in seen] == [s[:2] for s in rec["w"]]  # steps and tags
+    # w is read in the run that also moves it: TF's order of the two is its own, so the
+    # value is w's before or after that run's step
+    for (_, _, got), (_, _, want) in zip(seen, rec["w"]):
+        assert got in (want, want - 1.0, want + 1.0)
+
+
+def _scalar(value) -> float:
+    from tensorboard.util import tensor_util
+
+    if value.HasField("tensor"):
+        return float(tensor_util.make_ndarray(value.tensor))
+    return value.simple_value
+
+
 def test_monitored_session_ends_quietly_at_a_datasets_end():
     with tf.Graph().as_default():
         step = tf.train.get_or_create_global_step()

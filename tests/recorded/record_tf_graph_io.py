@@ -197,6 +197,30 @@ def saved_model(tf):
             "y_shape": [d.size for d in s.outputs["y"].tensor_shape.dim], "y": out.tolist()}
 
 
+def monitored_summaries(tf):
+    """What MonitoredTrainingSession writes for a scalar summary every 2 steps."""
+    ckpt = tempfile.mkdtemp()
+    with tf.Graph().as_default():
+        step = tf.train.get_or_create_global_step()
+        w = tf.Variable(1.0, name="w")
+        tf.summary.scalar("w", w)
+        train = tf.group(w.assign_add(1.0), step.assign_add(1))
+        with tf.train.MonitoredTrainingSession(
+                checkpoint_dir=ckpt, hooks=[tf.train.StopAtStepHook(last_step=7)],
+                save_summaries_steps=2, log_step_count_steps=None) as sess:
+            while not sess.should_stop():
+                sess.run(train)
+    seen = []
+    for name in sorted(os.listdir(ckpt)):
+        if name.startswith("events.out.tfevents"):
+            for event in tf.train.summary_iterator(os.path.join(ckpt, name)):
+                for value in event.summary.value:
+                    seen.append([int(event.step), value.tag, float(value.simple_value)])
+    files = sorted(n if not n.startswith("events.") else "events.out.tfevents..."
+                   for n in os.listdir(ckpt))
+    return {"w": seen, "files": files}
+
+
 def main():
     import tensorflow as real
 
@@ -221,7 +245,8 @@ def main():
     out = {"versions": {"tensorflow": real.__version__},
            "graph": graph_def(tf), "frozen_cnn": frozen_cnn(tf), "decay": decay(tf),
            "ema": ema(tf), "ema_tensor": ema_tensor(tf),
-           "monitored": monitored(tf), "saved_model_constants": constants,
+           "monitored": monitored(tf),
+           "monitored_summaries": monitored_summaries(tf), "saved_model_constants": constants,
            "saved_model": saved_model(tf),
            "flags": flag_cases(sys.executable, "tensorflow.compat.v1")}
     (HERE / "tf_graph_io.json").write_text(json.dumps(out, indent=1) + "\n", encoding="utf-8")

@@ -34,11 +34,14 @@ from ... import errors, ops
 from ...dtypes import float32
 from ...graph import Node, get_default_graph
 from ...static.variables import Variable, constant, global_variables_initializer, group
+from ...utils.tensorboard import summaries as S
 from . import graph_collections as C
 from .graph_import import unscoped
+from .graph_io import write_graph
 from .optimizers import get_global_step
 from .saver import Saver, latest_checkpoint
 from .session import LOCAL_TARGET, Session
+from .summary import FileWriter, merge_all
 
 
 # -- schedules and averages ------------------------------------------------------------------
@@ -266,8 +269,8 @@ class StopAtStepHook(SessionRunHook):
 
 
 class CheckpointSaverHook(SessionRunHook):
-    """Saves a checkpoint in ``checkpoint_dir`` when the session starts, every
-    ``save_steps`` steps or ``save_secs`` seconds, and at the end."""
+    """Saves a checkpoint in ``checkpoint_dir`` when the session starts (with the graph, as
+    ``graph.pbtxt``), every ``save_steps`` steps or ``save_secs`` seconds, and at the end."""
 
     def __init__(self, checkpoint_dir, save_secs=None, save_steps=None, saver=None,
                  checkpoint_basename: str = "model.ckpt", scaffold=None, listeners=None):
@@ -289,6 +292,7 @@ class CheckpointSaverHook(SessionRunHook):
         self._last_step, self._last_time = step, time.monotonic()
 
     def after_create_session(self, session, coord):
+        write_graph(session.graph, self._dir, "graph.pbtxt")  # as TF1's hook does
         self._save(session)
 
     def after_run(self, run_context, run_values):
@@ -301,6 +305,64 @@ class CheckpointSaverHook(SessionRunHook):
     def end(self, session):
         if int(session.run(self._step)) != self._last_step:
             self._save(session)
+
+
+class SummarySaverHook(SessionRunHook):
+    """Writes the summaries (``summary_op``, else every summary merged) to an event file in
+    ``output_dir`` on the first step and every ``save_steps`` steps after, at the step the
+    run reached, as TF1's hook does (with a SessionLog START first)."""
+
+    def __init__(self, save_steps=None, save_secs=None, output_dir=None, summary_writer=None,
+                 scaffold=None, summary_op=None):
+        if (save_secs is None) == (save_steps is None):
+            raise ValueError("exactly one of save_secs or save_steps must be given")
+        self._steps, self._secs = save_steps, save_secs
+        self._dir, self._writer, self._op = output_dir, summary_writer, summary_op
+
+    def begin(self):
+        if self._writer is None and self._dir:
+            self._writer = FileWriter(self._dir)
+        self._step = get_global_step()
+        if self._step is None:
+            raise RuntimeError("Global step should be created to use SummarySaverHook.")
+        if self._op is None:
+            self._op = merge_all()
+        self._next = self._last = None
+
+    def _due(self, step) -> bool:
+        if self._last is None:
+            return True
+        if step == self._last:
+            return False
+        if self._steps:
+            return step >= self._last + self._steps
+        return time.monotonic() - self._last_time >= self._secs
+
+    def before_run(self, run_context):
+        self._request = self._next is None or self._due(self._next)
+        fetches = {"global_step": self._step}
+        if self._request and self._op is not None:
+            fetches["summary"] = self._op
+        return SessionRunArgs(fetches)
+
+    def after_run(self, run_context, run_values):
+        if self._writer is None:
+            return
+        step = int(run_values.results["global_step"]) + 1
+        if self._next is None or self._request:
+            step = int(run_context.session.run(self._step))
+        if self._next is None:
+            self._writer.add_session_log(
+                S.protos().event.SessionLog(status=S.protos().event.SessionLog.START), step)
+        if self._request:
+            self._last, self._last_time = step, time.monotonic()
+            if "summary" in run_values.results:
+                self._writer.add_summary(run_values.results["summary"], step)
+        self._next = step + 1
+
+    def end(self, session=None):
+        if self._writer is not None:
+            self._writer.flush()
 
 
 class Scaffold:
@@ -427,8 +489,8 @@ def MonitoredTrainingSession(master: str = "", is_chief: bool = True,  # noqa: N
                              save_checkpoint_steps=USE_DEFAULT, summary_dir=None):
     """TF1's ``tf.train.MonitoredTrainingSession``: a MonitoredSession that restores from
     and saves to ``checkpoint_dir`` (a checkpoint every 600 seconds by default, or every
-    ``save_checkpoint_steps``; one at the start and one at the end), with ``hooks``.
-    Summaries are not written by it here (``save_summaries_*`` are accepted and ignored)."""
+    ``save_checkpoint_steps``; one at the start and one at the end), writing the summaries
+    there every ``save_summaries_steps`` (100) steps, with ``hooks``."""
     hooks = list(hooks or [])
     if is_chief:
         hooks += list(chief_only_hooks or [])
@@ -442,6 +504,13 @@ def MonitoredTrainingSession(master: str = "", is_chief: bool = True,  # noqa: N
                 scaffold.finalize()
                 hooks.append(CheckpointSaverHook(checkpoint_dir, save_secs=secs,
                                                  save_steps=steps, saver=scaffold.saver))
+        summary_dir = summary_dir or checkpoint_dir
+        every = 100 if save_summaries_steps is USE_DEFAULT else save_summaries_steps
+        secs = None if save_summaries_secs is USE_DEFAULT else save_summaries_secs
+        if summary_dir and (every or secs):
+            hooks.append(SummarySaverHook(save_steps=None if secs and not every else every,
+                                          save_secs=secs if secs and not every else None,
+                                          output_dir=summary_dir))
     creator = ChiefSessionCreator(scaffold=scaffold, master=master, config=config,
                                   checkpoint_dir=checkpoint_dir)
     return MonitoredSession(creator, hooks=hooks)
@@ -452,7 +521,8 @@ TRAIN_NAMES = {
     "global_step": global_step, "Server": Server, "SessionRunArgs": SessionRunArgs,
     "SessionRunContext": SessionRunContext, "SessionRunValues": SessionRunValues,
     "SessionRunHook": SessionRunHook, "StopAtStepHook": StopAtStepHook,
-    "CheckpointSaverHook": CheckpointSaverHook, "Scaffold": Scaffold,
+    "CheckpointSaverHook": CheckpointSaverHook, "SummarySaverHook": SummarySaverHook,
+    "Scaffold": Scaffold,
     "ChiefSessionCreator": ChiefSessionCreator, "MonitoredSession": MonitoredSession,
     "MonitoredTrainingSession": MonitoredTrainingSession,
 }

@@ -32,6 +32,7 @@ import os
 
 from ...graph import Node, get_default_graph
 from ...static.variables import Variable
+from ...version import __version__
 from . import graph_collections as C
 from .graph_import import import_graph_def
 from .graph_io import as_graph_def, protos
@@ -58,8 +59,7 @@ def meta_graph_def(graph=None, saver=None, collection_list=None):
     graph = graph if graph is not None else get_default_graph()
     p = protos()
     mg = p.meta.MetaGraphDef()
-    mg.meta_info_def.tensorflow_version = "kernelgraph"
-    mg.meta_info_def.any_info.Clear()
+    mg.meta_info_def.tensorflow_version = f"kernelgraph {__version__}"  # who wrote it
     mg.graph_def.CopyFrom(as_graph_def(graph))
     if saver is not None:
         mg.saver_def.CopyFrom(p.saver.SaverDef(

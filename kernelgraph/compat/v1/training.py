@@ -433,9 +433,7 @@ class MonitoredSession:
         return self._stop or self._closed
 
     def run(self, fetches, feed_dict=None, options=None, run_metadata=None):
-        if self._closed:
-            raise RuntimeError("Run called even after should_stop requested.")
-        if self._stop:
+        if self._closed or self._stop:
             raise RuntimeError("Run called even after should_stop requested.")
         context = SessionRunContext((fetches, feed_dict), self._sess)
         asks = [hook.before_run(context) for hook in self._hooks]

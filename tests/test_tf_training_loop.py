@@ -199,6 +199,9 @@ def test_server_is_in_process_and_its_target_runs_a_session():
         c = tf.constant(3.0) * 2.0
         with tf.Session(server.target) as sess:
             assert sess.run(c) == 6.0
+        step = tf.train.get_or_create_global_step()
+        with tf.train.MonitoredTrainingSession(master=server.target) as sess:
+            assert sess.run(tf.assign_add(step, 1)) == 1
     waiting = threading.Thread(target=server.join, daemon=True)
     waiting.start()
     waiting.join(timeout=0.2)

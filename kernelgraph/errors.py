@@ -61,6 +61,10 @@ class UnimplementedError(OpError, NotImplementedError):
     """An operation kernelgraph (like TF1 for some dtypes) does not implement."""
 
 
+class AlreadyExistsError(OpError, FileExistsError):
+    """Something (a file, a directory) that is there already, as TF1's."""
+
+
 class CancelledError(OpError, RuntimeError):
     """An operation that was cancelled (a closed session's pending work), as TF1's."""
 

@@ -167,6 +167,19 @@ from .saver import TRAIN_NAMES as _SAVER_NAMES  # noqa: E402 - tf.train.Saver ..
 
 vars(train).update(_TRAIN_NAMES)
 vars(train).update(_SAVER_NAMES)
+from . import flags  # noqa: E402 - tf.flags: absl's, as TF1 wraps them (a module)
+from .gfile import gfile  # noqa: E402 - tf.gfile: Python's file IO in TF's names
+
+# tf.import_graph_def, tf.train.write_graph / import_meta_graph: graph files (TF's protobufs)
+from .graph_import import import_graph_def  # noqa: E402
+from .graph_io import write_graph  # noqa: E402
+from .meta_graph import TRAIN_NAMES as _META_NAMES  # noqa: E402
+
+vars(train).update(_META_NAMES, write_graph=write_graph)
+# tf.train's training loop: decays, moving averages, Server, MonitoredTrainingSession, hooks
+from .training import TRAIN_NAMES as _LOOP_NAMES  # noqa: E402
+
+vars(train).update(_LOOP_NAMES)
 # tf.metrics: (value, update_op) pairs over local variables
 from . import metrics as _metrics  # noqa: E402
 from .math_ops import *  # noqa: E402, F403 - tf.div, tf.clip_by_global_norm, tf.tensordot ...
@@ -182,6 +195,9 @@ vars(linalg).update(  # noqa: F405 - tf.linalg, from .tensors
     det=matrix_determinant, inv=matrix_inverse, solve=matrix_solve, cholesky=cholesky,  # noqa: F405
     eigh=self_adjoint_eig, eigvalsh=self_adjoint_eigvals, diag_part=matrix_diag_part,  # noqa: F405
     tensordot=tensordot, cross=cross)  # noqa: F405
+from .modes import *  # noqa: E402, F403 - enable_eager_execution, keras.backend, all_variables
+from .modes import __all__ as _modes_all  # noqa: E402
+from .saved_model import saved_model  # noqa: E402 - tf.saved_model: TF's directory layout
 
 metrics = types.SimpleNamespace(**{n: getattr(_metrics, n) for n in _metrics.__all__})
 # TF1's input pipeline: queues, readers, tf.decode_csv, record files, tf.io, tf.python_io
@@ -217,6 +233,7 @@ __all__ += ["RunMetadata", "RunOptions"]  # tf.RunOptions, tf.RunMetadata
 __all__ += ["metrics"]
 __all__ += sorted(_inputs.TOP_LEVEL) + ["io"]
 __all__ += [*_math_ops_all, "multinomial", "truncated_normal", *_sparse_all]
+__all__ += ["flags", "gfile", "import_graph_def", "saved_model", *_modes_all]
 from .summary import summary  # noqa: E402 - tf.summary: summary ops and FileWriter
 
 __all__ += ["summary"]
@@ -238,3 +255,12 @@ from .session import InteractiveSession, Session  # noqa: E402, F811
 globals().update(_DTYPES)
 vars(dtypes).update(_DTYPES)  # noqa: F405 - tf.dtypes, from .tensors
 install(_sys.modules[__name__])
+
+
+def __getattr__(name):
+    # tf.GraphDef, tf.NodeDef: TF's protobuf classes, loaded when a program first asks
+    if name in ("GraphDef", "NodeDef", "MetaGraphDef", "AttrValue", "TensorProto"):
+        from . import graph_io  # late: protobuf's modules take a moment to load
+
+        return getattr(graph_io, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -391,6 +391,11 @@ class Graph(_KgGraph):
                 self.get_operation_by_name(obj)
         return obj
 
+    def as_graph_def(self, from_version=None, add_shapes: bool = False):
+        """The graph as TF's ``GraphDef`` protobuf (:mod:`.graph_io`)."""
+        from .graph_io import as_graph_def  # late: graph_io reads this module's TF_TYPES
+        return as_graph_def(self, add_shapes=add_shapes)
+
     @property
     def finalized(self) -> bool:
         return False

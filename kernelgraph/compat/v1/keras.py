@@ -40,6 +40,7 @@ from ...static.variables import (
 )
 from . import initializers as I
 from . import layers as L
+from .modes import clear_session
 from .nn import _zero_state, bias_add
 from .nn import nn as _nn
 from .optimizers import AdamOptimizer, GradientDescentOptimizer, MomentumOptimizer, Optimizer
@@ -569,6 +570,7 @@ keras = types.SimpleNamespace(
     Sequential=Sequential, models=types.SimpleNamespace(Sequential=Sequential),
     callbacks=types.SimpleNamespace(Callback=Callback, History=History),
     optimizers=types.SimpleNamespace(SGD=SGD, Adam=Adam),
+    backend=types.SimpleNamespace(clear_session=clear_session),
 )
 """The ``tf.keras`` namespace (the part of it TF1 graph code uses)."""
 feature_column = types.SimpleNamespace(numeric_column=numeric_column, input_layer=input_layer)

@@ -9,6 +9,8 @@ import logging as _logging
 import sys
 import types
 
+from . import flags
+
 _logger = _logging.getLogger("tensorflow")
 
 DEBUG, INFO, WARN, ERROR, FATAL = (_logging.DEBUG, _logging.INFO, _logging.WARNING,
@@ -34,13 +36,15 @@ logging = types.SimpleNamespace(
 
 
 def run(main=None, argv=None):
-    """``tf.app.run(main)``: calls ``main(argv)`` and exits with what it returns."""
+    """``tf.app.run(main)``: parses the command line's flags (``tf.flags``; unknown ones
+    tolerated, as TF1's), calls ``main`` with the program name and the arguments left, and
+    exits with what it returns."""
     main = main or sys.modules["__main__"].main
-    sys.exit(main(list(sys.argv if argv is None else argv)))
+    sys.exit(main(flags.parse_known(argv)))
 
 
-app = types.SimpleNamespace(run=run)
-"""The ``tf.app`` namespace (``tf.app.run``)."""
+app = types.SimpleNamespace(run=run, flags=flags)
+"""The ``tf.app`` namespace (``tf.app.run``, ``tf.app.flags``)."""
 
 
 def compat_namespace(package) -> types.SimpleNamespace:

@@ -17,9 +17,11 @@ The paths a program passes around are TF1's strings (``'ckpt/model.ckpt-100'``, 
 
 (paths relative to the directory where the program gave a relative one, else absolute).
 Where TF1 writes ``model.ckpt-100.index``, ``.data-00000-of-00001`` and ``.meta``,
-kernelgraph writes one file, ``model.ckpt-100.npz``: :func:`kernelgraph.save`'s atomic,
-pickle-free archive of the variables by name (``np.load`` reads it). TF1's own files cannot
-be read, nor kernelgraph's by TF1; no ``.meta`` graph is written.
+kernelgraph writes ``model.ckpt-100.npz``: :func:`kernelgraph.save`'s atomic, pickle-free
+archive of the variables by name (``np.load`` reads it), and, as TF1, ``model.ckpt-100.meta``:
+the graph as TF's ``MetaGraphDef`` protobuf (:mod:`.meta_graph`), which
+``tf.train.import_meta_graph`` reads back. TF1's own variable files cannot be read, nor
+kernelgraph's by TF1.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from ...checkpoint import load as _load
 from ...checkpoint import save as _save
 from ...graph import Node, get_default_graph
 from ...static.variables import Variable, group, placeholder
+from .graph_collections import _collections
 
 SUFFIX = ".npz"
 
@@ -110,6 +113,35 @@ class Saver:
             self._restore_op = group(*assigns, name="restore_all")
 
     @property
+    def restore_op_name(self) -> str:
+        return self._restore_op.name
+
+    @property
+    def max_to_keep(self):
+        return self._max_to_keep
+
+    def export_meta_graph(self, filename=None, collection_list=None, as_text: bool = False,
+                          **kwargs):
+        """The graph as a MetaGraphDef (written to ``filename`` where given)."""
+        from .meta_graph import export_meta_graph  # late: meta_graph makes Savers
+
+        graph = next(iter(self._vars.values())).graph if self._vars else None
+        return export_meta_graph(filename, collection_list=collection_list, as_text=as_text,
+                                 graph=graph, saver=self)
+
+    def _write_meta_graph(self, filename) -> None:
+        # A training loop saves the same graph again and again: its bytes are kept until
+        # the graph changes (a node added, a collection grown).
+        graph = next(iter(self._vars.values())).graph if self._vars else get_default_graph()
+        key = (graph.version, _collection_sizes(graph))
+        if getattr(self, "_meta", (None,))[0] != key:
+            self._meta = (key, self.export_meta_graph().SerializeToString())
+        tmp = filename + ".tmp"
+        with open(tmp, "wb") as f:
+            f.write(self._meta[1])
+        os.replace(tmp, filename)
+
+    @property
     def last_checkpoints(self) -> list:
         """The paths of the checkpoints kept, oldest first."""
         return list(self._last)
@@ -144,8 +176,11 @@ class Saver:
         if self._max_to_keep:
             while len(self._last) > self._max_to_keep:
                 old = self._last.pop(0)
-                if os.path.exists(old + SUFFIX):
-                    os.remove(old + SUFFIX)
+                for old_file in (old + SUFFIX, f"{old}.{meta_graph_suffix}"):
+                    if os.path.exists(old_file):
+                        os.remove(old_file)
+        if write_meta_graph:
+            self._write_meta_graph(f"{save_path}.{meta_graph_suffix}")
         if write_state:
             update_checkpoint_state(directory, save_path, self._last,
                                     latest_filename=latest_filename)
@@ -167,6 +202,10 @@ class Saver:
             feed[fed] = arrays[key]
         if feed:
             sess.run(self._restore_op, feed_dict=feed)
+
+
+def _collection_sizes(graph) -> tuple:
+    return tuple(sorted((k, len(v)) for k, v in _collections.get(graph, {}).items()))
 
 
 class CheckpointState:

@@ -14,11 +14,17 @@ from ...static import session as _session
 from .face import graph_of, operation_of
 from .sparse import SparseTensor, has_sparse, sparse_feeds, sparse_fetches
 
+#: What a ``tf.train.Server``'s target starts with: the server is in-process, and a Session
+#: given its target runs here (:mod:`.training`).
+LOCAL_TARGET = "inprocess://kernelgraph/"
+
 
 def _arguments(target, graph):
     # Session(g): kernelgraph's order puts the graph first; TF1's puts the target first.
     if isinstance(target, _KgGraph):
         return "", target
+    if isinstance(target, str) and target.startswith(LOCAL_TARGET):
+        return "", graph
     return target, graph
 
 
@@ -157,6 +163,11 @@ class _FeedsTuples:
                 state["values"][node] = value
         return values
 
+    @property
+    def graph_def(self):
+        """The session's graph as TF's GraphDef (``tf.train.write_graph(sess.graph_def, ...)``)."""
+        return graph_of(self.graph).as_graph_def()
+
 
 class Session(_FeedsTuples, _session.Session):
     """TF1's ``tf.Session``: ``with tf.Session() as sess: sess.run(y, {x: [1.0]})``."""
@@ -166,6 +177,7 @@ class Session(_FeedsTuples, _session.Session):
     def __init__(self, target="", graph=None, config=None, **options):
         target, graph = _arguments(target, graph)
         super().__init__(graph, target=target, config=config, **options)
+        self.graph = graph_of(self.graph)  # sess.graph.as_graph_def(): TF1's lookups
 
 
 class InteractiveSession(_FeedsTuples, _session.InteractiveSession):
@@ -175,3 +187,4 @@ class InteractiveSession(_FeedsTuples, _session.InteractiveSession):
 
     def __init__(self, target="", graph=None, config=None):
         super().__init__(_arguments(target, graph)[1])
+        self.graph = graph_of(self.graph)

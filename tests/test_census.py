@@ -174,6 +174,14 @@ def test_names_once_marked_differs_now_agree_with_the_recorded_framework():
     assert rows.tolist() == [case["input"][1], case["input"][0]]
 
 
+def test_refused_names_count_as_missing_and_do_refuse():
+    import kernelgraph.compat.v1 as tf
+
+    assert census.kernelgraph_status("tf1", "tf.enable_eager_execution") == "no"
+    with pytest.raises(NotImplementedError, match="graph mode"):
+        tf.enable_eager_execution()
+
+
 @pytest.mark.parametrize("fw", census.FRAMEWORKS)
 def test_coverage_is_weighted_by_repositories(fw):
     rows = [{"name": "a", "framework": fw, "repositories": 3, "kernelgraph": "yes"},

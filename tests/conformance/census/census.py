@@ -61,8 +61,9 @@ kernelgraph's status is ``yes`` where the name resolves on kernelgraph's face th
 ``kernelgraph.nn``, ``torch.utils.data`` is ``kernelgraph.utils.data``); ``kernelgraph.Tensor``
 for tensor methods. Otherwise ``no``. ``differs`` marks the few names of ``DIFFERS`` that
 resolve to something else, each shown by a test against the real framework's output
-(``record_differs.py`` records it into ``differs.json``); other differences of behaviour are
-not told apart here (docs/compatibility.md lists them).
+(``record_differs.py`` records it into ``differs.json``); the names of ``REFUSED`` resolve
+only to refuse with an error, and count as ``no``; other differences of behaviour are not
+told apart here (docs/compatibility.md lists them).
 """
 from __future__ import annotations
 
@@ -102,6 +103,12 @@ TOP_MISSING = 20
 # now: ``torch.gather``, the last, is PyTorch's gather(input, dim, index) since kg.gather
 # follows PyTorch (TF's spelling is kept; tf.gather in compat.v1 stays TF's).
 DIFFERS: dict[tuple[str, str], str] = {}
+# Names kernelgraph has only to refuse them with a clear error (the real framework does the
+# work): they resolve, but a program calling them stops, so they count as missing.
+REFUSED: dict[tuple[str, str], str] = {
+    ("tf1", "tf.enable_eager_execution"): "the TF1 face is graph mode only; eager code is "
+                                          "the PyTorch face's",
+}
 # ``d.values()``, ``names.index(x)``, ``line.split()``: a call to one of these is far more often
 # on a dict, list or str than on a tensor, so it is not taken for a tensor method.
 BUILTIN_METHODS = sorted({n for t in (dict, list, str, set, tuple) for n in dir(t)
@@ -367,7 +374,7 @@ def kernelgraph_status(framework: str, name: str) -> str:
         root, parts = kg, name.split(".")[1:]
     else:
         root, parts = kg.Tensor, name.split(".")[1:]
-    if resolve(root, parts) is None:
+    if resolve(root, parts) is None or (framework, name) in REFUSED:
         return "no"
     return "differs" if (framework, name) in DIFFERS else "yes"
 

@@ -595,8 +595,6 @@ def cross_entropy(input, target, weight=None, size_average=None,  # noqa: A002
     return O.reshape(loss, shape=()) if single and reduction == "none" else loss
 
 
-# Spelled in their own modules (which build on this one), exported here as F.<name>.
-from .attention import scaled_dot_product_attention  # noqa: E402
-from .extras import glu, normalize, prelu  # noqa: E402
-
 __all__ += ["glu", "normalize", "prelu", "scaled_dot_product_attention"]
+from .attention import scaled_dot_product_attention  # noqa: E402 - its module builds on this
+from .extras import glu, normalize, prelu  # noqa: E402 - (so do these), exported as F.<name>

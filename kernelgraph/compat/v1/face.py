@@ -157,8 +157,7 @@ class _Value(_Wrapper):
         return (f"<tf.Tensor '{self.name}' shape={self.shape} "
                 f"dtype={self.dtype.name}>")
 
-    def __str__(self):
-        # TF1 leaves the shape out where even the rank is unknown
+    def __str__(self):  # TF1 leaves the shape out where even the rank is unknown
         shape = "" if self.shape.ndims is None else f", shape={self.shape}"
         return f'Tensor("{self.name}"{shape}, dtype={self.dtype.name})'
 
@@ -396,9 +395,7 @@ class Graph(_KgGraph):
         from .graph_io import as_graph_def  # late: graph_io reads this module's TF_TYPES
         return as_graph_def(self, add_shapes=add_shapes)
 
-    @property
-    def finalized(self) -> bool:
-        return False
+    finalized = False  # TF1's Graph.finalize() is not kept: a graph always grows
 
     def __repr__(self):
         return f"<tf.Graph with {len(self.nodes)} nodes>"

@@ -63,3 +63,17 @@ def test_a_partial_run_feeds_each_input_once():
             sess.partial_run(h, a + b, feed_dict={a: 2.0})
         with pytest.raises(tf.errors.InvalidArgumentError, match="not valid"):
             sess.partial_run("no such handle", a)
+
+
+def test_a_body_that_reads_and_assigns_a_variable_is_refused():
+    """TF1 reads a variable anew after each assign in a loop; kernelgraph reads a captured
+    variable once, so it refuses rather than compute something else."""
+    with tf.Graph().as_default():
+        v = tf.Variable(0)
+
+        def body(i):
+            with tf.control_dependencies([tf.assign(v, v + i)]):
+                return i + 1
+
+        with pytest.raises(NotImplementedError, match="both reads and assigns"):
+            tf.while_loop(lambda i: i < 5, body, [0])

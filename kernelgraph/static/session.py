@@ -22,7 +22,7 @@ from .. import trace
 from ..errors import OpError, shown, where
 from ..graph import Node, ancestors, get_default_graph, node_of
 from . import passes
-from .control_flow.subgraph import use_compiler
+from .control_flow.subgraph import use_compiler, writes_outer_variables
 from .feeds import FetchSpec, fetch_key
 from .plan import Plan, PlanFamily, plan_for
 from .stepper import Stepper
@@ -135,7 +135,7 @@ class Session:
         spec.keep_arrays(feed_nodes)  # TF1 answers a fetched fed tensor with an array
         # a host kernel that keeps state per Session (a tf.data iterator), maybe inside a
         # branch or loop body: runs of this plan say which Session runs them
-        spec.per_session = any("host_only" in n.op.traits
+        spec.per_session = any("host_only" in n.op.traits or writes_outer_variables(n)
                                for n in ancestors(spec.nodes, stop=feed_nodes))
         return PlanFamily(self, spec.nodes, feed_nodes, traced=trace.active), spec
 
@@ -327,4 +327,4 @@ def _timed(plan: Plan, args) -> float:
 # Floors below reach the session through slots they define: node.eval() asks for the default
 # session, and control flow runs its branches and bodies through Sessions of their own.
 _graph.SLOTS["default_session"] = get_default_session
-use_compiler(Session, passes.prune)
+use_compiler(Session, passes.prune, running_session)

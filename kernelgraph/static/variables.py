@@ -150,11 +150,20 @@ class Variable(Node):
         pass  # everything happens in __new__, which builds the node through Graph.add_node
 
     def _assign_node(self, op, value, name=None):
+        # An assign made while a branch or loop body is traced (a graph that encloses the
+        # variable's) belongs to it: it runs when the branch or body does, and writes the
+        # variable of the Session that runs the loop.
+        graph = self.graph
+        for inner in (get_default_graph(), getattr(value, "graph", None)):
+            if inner is not graph and getattr(inner, "encloses", lambda g: False)(graph):
+                graph = inner
         if not isinstance(value, Node):
-            value = constant_node(value, dtype=self.dtype, graph=self.graph,
+            value = constant_node(value, dtype=self.dtype, graph=graph,
                                   location=user_location(3))
-        if value.graph is not self.graph:
-            raise ValueError(f"Tensor {value!r} must be from the same graph as {self!r}.")
+        if value.graph is not graph:
+            if not getattr(graph, "encloses", lambda g: False)(value.graph):
+                raise ValueError(f"Tensor {value!r} must be from the same graph as {self!r}.")
+            value = graph.capture(value)  # an outer value read inside the branch or body
         value = placed(value, self.device, user_location(3))  # assigned where it is stored
         shape, dtype = _assign_infer([self.shape, value.shape], [self.dtype, value.dtype], {})
         if value.shape is not None and self.shape is not None and (
@@ -163,8 +172,8 @@ class Variable(Node):
                     for a, b in zip(value.shape, self.shape))):
             raise ValueError(f"Cannot assign a value of shape {value.shape} to variable "
                              f"'{self.name}' of shape {self.shape}")
-        return self.graph.add_node(op, (self, value), {}, shape, dtype, name or op.name,
-                                   user_location(3), device=self.device)
+        return graph.add_node(op, (self, value), {}, shape, dtype, name or op.name,
+                              user_location(3), device=self.device)
 
     def assign(self, value, name=None) -> Node:
         """A node that sets this variable to ``value`` when run (and outputs the new value)."""

@@ -540,6 +540,44 @@ def while_loop_gradient_of_loop_with_cond(tf):
     return _ev(tf, tf.gradients(r[1], x))
 
 
+@case
+def while_loop_body_assigns_through_a_control_dependency(tf):
+    v = tf.Variable(0)
+
+    def body(i):
+        with tf.control_dependencies([tf.assign_add(v, 1)]):
+            return i + 1
+
+    r = tf.while_loop(lambda i: i < 5, body, [0])
+    with tf.Session() as s:
+        s.run(tf.global_variables_initializer())
+        return int(s.run(r)), int(s.run(v))
+
+
+@case
+def while_loop_body_assigns_a_value_it_computed(tf):
+    v = tf.Variable(0.0)
+
+    def body(i, x):
+        with tf.control_dependencies([tf.assign(v, x * 2.0)]):
+            return i + 1, x + 1.0
+
+    r = tf.while_loop(lambda i, x: i < 4, body, [0, tf.constant(1.0)])
+    with tf.Session() as s:
+        s.run(tf.global_variables_initializer())
+        return _plain(s.run(r)), float(s.run(v))
+
+
+@case
+def cond_assigns_only_in_the_branch_taken(tf):
+    v = tf.Variable(0)
+    p = tf.placeholder(tf.bool, [])
+    r = tf.cond(p, lambda: tf.assign_add(v, 5), lambda: tf.identity(v))
+    with tf.Session() as s:
+        s.run(tf.global_variables_initializer())
+        return int(s.run(r, {p: True})), int(s.run(r, {p: False})), int(s.run(v))
+
+
 def _plain(value):
     if isinstance(value, np.ndarray):
         return value.tolist()

@@ -11,6 +11,7 @@ control flow does not import it: :mod:`kernelgraph.static.session` hands it over
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable
 
 import numpy as np
@@ -22,15 +23,26 @@ from ...graph import shape_str
 from ...ops import zeros_like
 from ...ops.random import Stream
 from ..gradients import gradients
+from ..variables import writes_variable
 from .tracing import FuncGraph, placeholder
 
 _COMPILER: dict[str, Callable] = {}
 
 
-def use_compiler(session: Callable, prune: Callable) -> None:
+def use_compiler(session: Callable, prune: Callable, running: Callable) -> None:
     """Let control flow run sub-graphs: ``session(graph)`` makes the Session a Subgraph runs
-    through, and ``prune(fetches, feeds)`` gives the nodes a run needs (its ``.nodes``)."""
-    _COMPILER["session"], _COMPILER["prune"] = session, prune
+    through, ``prune(fetches, feeds)`` gives the nodes a run needs (its ``.nodes``), and
+    ``running()`` the Session whose run is computing now (whose variables a body assigns)."""
+    _COMPILER["session"], _COMPILER["prune"], _COMPILER["running"] = session, prune, running
+
+
+def writes_outer_variables(node) -> bool:
+    """Whether a control-flow node's branches or body assign a variable of an enclosing
+    graph (``tf.assign_add(v, 1)`` in a while body): its runs must share the running
+    Session's variables, so that Session says it is running (``Session._compile``)."""
+    spec = (node.attrs or {}).get("spec")
+    return spec is not None and any(
+        isinstance(sub, Subgraph) and sub.writes_outer for sub in vars(spec).values())
 
 
 def compiler() -> dict[str, Callable]:
@@ -63,6 +75,24 @@ class Subgraph:
         self.replays: tuple = ()
         self._session = None
         self._family = None  # the compiled plans of an untraced run, per fed shapes
+        # Assigns to variables of an enclosing graph write the running Session's variables
+        # (a Session of this graph's own, sharing them, per running Session).
+        # (An assign on an outer variable may be made in the outer graph and only reached
+        # through a control dependency, as ``with tf.control_dependencies([assign])``.)
+        self.writes_outer = any(
+            (writes_variable(m) and m.inputs[0].graph is not graph) or writes_outer_variables(m)
+            or any(c.graph is not graph and writes_variable(c) for c in m.control_inputs)
+            for m in graph.nodes)
+        self._sharing: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+        written = {id(m.inputs[0]) for m in graph.nodes
+                   if writes_variable(m) and m.inputs[0].graph is not graph}
+        read = [o for o, _ in getattr(graph, "captures", ()) if id(o) in written]
+        if read:
+            raise NotImplementedError(
+                f"the {what} both reads and assigns the variable '{read[0].name}': kernelgraph "
+                "reads it once, as it was when the loop or branch started, where TF1 reads it "
+                "anew after each assign; assign a value computed without reading it, or carry "
+                "it as a loop variable")
 
     def run(self, values, context, fed=None) -> list:
         """The outputs' values for the inputs' ``values``; an error inside is re-raised with
@@ -74,6 +104,8 @@ class Subgraph:
         for stream in self.replays:
             stream.replaying = True
         try:
+            if self.writes_outer:
+                return self._sharing_session().run(self.outputs, dict(zip(self.inputs, values)))
             if trace.active:  # a watched run reports every node: the Session's own path
                 return self._session.run(self.outputs, dict(zip(self.inputs, values)))
             return self._run_plan(values, fed)
@@ -82,6 +114,16 @@ class Subgraph:
         finally:
             for stream in self.replays:
                 stream.replaying = False
+
+    def _sharing_session(self):
+        outer = compiler()["running"]()
+        if outer is None:
+            return self._session
+        session = self._sharing.get(outer)
+        if session is None:
+            session = self._sharing[outer] = compiler()["session"](self.graph)
+            session._store = outer._store  # the very dict: its writes are the outer run's
+        return session
 
     def _run_plan(self, values, fed=None) -> list:
         # What Session.run does, less what a loop body run once per iteration need not

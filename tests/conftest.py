@@ -7,6 +7,10 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, settings
 
+# A program run as its own process by its test and record script (it reads its settings
+# from the environment when imported), not a module of tests or doctests to collect.
+collect_ignore = ["recorded/tf_flags_program.py"]
+
 # derandomize: the same examples on every run (no flakes, no example database on disk).
 # Select a bigger run with HYPOTHESIS_PROFILE=thorough.
 settings.register_profile(

@@ -82,6 +82,11 @@ def test_notebook_in_jupyterlab(browser, tmp_path, name):
     root = tmp_path / "notebooks"
     root.mkdir()
     shutil.copy(REPO / "notebooks" / name, root / name)
+    # notebook 11 shows the real frameworks' recorded output beside its own, read from the
+    # repository (../tests/recorded/, as in a clone and on Binder)
+    recorded = tmp_path / "tests" / "recorded"
+    recorded.mkdir(parents=True)
+    shutil.copy(REPO / "tests" / "recorded" / "conformance.json", recorded)
     lab = Lab(root, save_widget_state=True, env=labdriver.learner_env())
     try:
         page = browser.new_page(viewport={"width": 1400, "height": 1000})

@@ -7,11 +7,24 @@ import numpy as np
 import pytest
 
 import kernelgraph as kg
+import kernelgraph.distributed.checkpoint as dcp
 from kernelgraph.distributed.algorithms._checkpoint.checkpoint_wrapper import (
     CheckpointImpl,
     CheckpointWrapper,
     apply_activation_checkpointing,
     checkpoint_wrapper,
+)
+from kernelgraph.distributed.checkpoint.default_planner import (
+    DefaultLoadPlanner,
+    DefaultSavePlanner,
+)
+from kernelgraph.distributed.checkpoint.state_dict import (
+    StateDictOptions,
+    _init_optim_state,
+    get_model_state_dict,
+    get_optimizer_state_dict,
+    set_model_state_dict,
+    set_optimizer_state_dict,
 )
 
 X = np.linspace(-1.0, 1.0, 12, dtype=np.float32).reshape(4, 3)
@@ -87,3 +100,112 @@ def test_wrapper_bad_input():
         checkpoint_wrapper(lambda x: x)
     with pytest.raises(ValueError, match="offload_to_cpu"):
         checkpoint_wrapper(kg.nn.Linear(1, 1), offload_to_cpu=True)
+
+
+# -- torch.distributed.checkpoint ----------------------------------------------------------------
+def test_load_fills_the_given_tensors_in_place(rec, tmp_path):
+    saved = {"a": kg.tensor([1.0, 2.0]), "b": {"c": kg.zeros(3)}, "step": 5}
+    dcp.save(saved, checkpoint_id=tmp_path)
+    target = {"a": kg.zeros(2), "b": {"c": kg.ones(3)}, "step": 0}
+    a_before = target["a"]
+    dcp.load(target, checkpoint_id=tmp_path)
+    want = rec["load"]
+    assert target["a"].tolist() == want["a"]
+    assert target["b"]["c"].tolist() == want["c"]
+    assert target["step"] == want["step"]
+    assert (a_before is target["a"]) == want["same_tensor"]
+    partial = {"a": kg.zeros(2)}
+    dcp.load_state_dict(partial, dcp.FileSystemReader(tmp_path))
+    assert partial["a"].tolist() == want["partial"]
+
+
+def test_a_key_the_checkpoint_lacks_raises_as_in_pytorch(rec, tmp_path):
+    dcp.save_state_dict({"a": kg.ones(2)}, dcp.FileSystemWriter(tmp_path))
+    with pytest.raises(BaseException) as info:
+        dcp.load({"zz": kg.zeros(1)}, checkpoint_id=tmp_path)
+    want = rec["missing"]
+    assert type(info.value).__name__ == want["type"]
+    assert [c.__name__ for c in type(info.value).__mro__[1:]] == want["bases"]
+    assert want["cause"] in str(info.value)
+
+
+def test_checkpoint_is_kernelgraphs_pickle_free_format(tmp_path):
+    dcp.save({"w": kg.ones(2), "groups": [{"lr": 0.1, "betas": (0.9, 0.99), "x": None}]},
+             storage_writer=dcp.FileSystemWriter(tmp_path),
+             planner=DefaultSavePlanner())
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["state.npz"]
+    with np.load(tmp_path / "state.npz", allow_pickle=False) as z:
+        assert "__kernelgraph__" in z.files
+    target = {"w": kg.zeros(2), "groups": [{"lr": 0.0, "betas": (0.0, 0.0), "x": 1}]}
+    dcp.load(target, checkpoint_id=tmp_path, planner=DefaultLoadPlanner())
+    assert target["groups"] == [{"lr": 0.1, "betas": (0.9, 0.99), "x": None}]
+    with pytest.raises(TypeError, match="never pickle"):
+        dcp.save({"f": object()}, checkpoint_id=tmp_path / "other")
+    with pytest.raises(BaseException, match="Size mismatch for w"):
+        dcp.load({"w": kg.zeros(3)}, checkpoint_id=tmp_path)
+
+
+def _trained(seed: int):
+    kg.manual_seed(seed)
+    model = kg.nn.Sequential(kg.nn.Linear(3, 4), kg.nn.ReLU(), kg.nn.Linear(4, 2))
+    opt = kg.optim.Adam(model.parameters(), lr=0.1)
+    model(kg.ones(2, 3)).sum().backward()
+    opt.step()
+    return model, opt
+
+
+def test_state_dict_helpers_have_pytorchs_layout(rec):
+    model, opt = _trained(0)
+    want = rec["state_dict"]
+    assert list(get_model_state_dict(model)) == want["model"]
+    osd = get_optimizer_state_dict(model, opt)
+    first = next(iter(osd["state"]))
+    assert list(osd) == want["optim_keys"]
+    assert list(osd["state"]) == want["optim_state"]
+    assert list(osd["state"][first]) == want["optim_param_state"]
+    assert isinstance(osd["state"][first]["step"], kg.Tensor) == want["step_is_tensor"]
+    (group,), (torch_group,) = osd["param_groups"], want["param_groups"]
+    assert group["params"] == torch_group["params"]
+    for k, v in group.items():  # kernelgraph's hyperparameters are some of PyTorch's
+        assert (list(v) if isinstance(v, tuple) else v) == torch_group[k], k
+    assert {f: getattr(StateDictOptions(), f) for f in want["options"]} == want["options"]
+
+
+def test_model_and_optimizer_round_trip_through_dcp(tmp_path):
+    model, opt = _trained(0)
+    dcp.save({"model": get_model_state_dict(model),
+              "optim": get_optimizer_state_dict(model, opt)}, checkpoint_id=tmp_path)
+    fresh, fresh_opt = _trained(3)
+    fresh_opt = kg.optim.Adam(fresh.parameters(), lr=0.5)
+    _init_optim_state(fresh_opt)
+    sd = {"model": get_model_state_dict(fresh, options=StateDictOptions(full_state_dict=True)),
+          "optim": get_optimizer_state_dict(fresh, fresh_opt)}
+    dcp.load(sd, checkpoint_id=tmp_path)
+    set_model_state_dict(fresh, sd["model"])
+    set_optimizer_state_dict(fresh, fresh_opt, sd["optim"])
+    for (k, a), b in zip(model.state_dict().items(), fresh.state_dict().values(), strict=True):
+        np.testing.assert_array_equal(a, b, err_msg=k)
+    assert fresh_opt.param_groups[0]["lr"] == 0.1
+    # both optimizers now take the same next step
+    for m, o in ((model, opt), (fresh, fresh_opt)):
+        o.zero_grad()
+        m(kg.ones(2, 3)).sum().backward()
+        o.step()
+    for (k, a), b in zip(model.state_dict().items(), fresh.state_dict().values(), strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-6, err_msg=k)
+
+
+def test_stateful_objects_save_and_load_through_their_state_dict(tmp_path):
+    model, _ = _trained(0)
+    dcp.save({"model": model}, checkpoint_id=tmp_path)
+    fresh, _ = _trained(5)
+    dcp.load({"model": fresh}, checkpoint_id=tmp_path)
+    for (k, a), b in zip(model.state_dict().items(), fresh.state_dict().values(), strict=True):
+        np.testing.assert_array_equal(a, b, err_msg=k)
+
+
+def test_wrapped_model_names_in_optimizer_state():
+    model, opt = _trained(0)
+    apply_activation_checkpointing(model, check_fn=lambda m: isinstance(m, kg.nn.Linear))
+    assert list(get_optimizer_state_dict(model, opt)["state"]) == \
+        ["0.weight", "0.bias", "2.weight", "2.bias"]

@@ -3,6 +3,13 @@ what torch 2.13 records (tests/recorded/record_torch_dcp.py)."""
 
 from __future__ import annotations
 
+import json
+import os
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -27,6 +34,7 @@ from kernelgraph.distributed.checkpoint.state_dict import (
     set_optimizer_state_dict,
 )
 
+ROOT = Path(__file__).resolve().parents[1]
 X = np.linspace(-1.0, 1.0, 12, dtype=np.float32).reshape(4, 3)
 
 
@@ -209,3 +217,53 @@ def test_wrapped_model_names_in_optimizer_state():
     apply_activation_checkpointing(model, check_fn=lambda m: isinstance(m, kg.nn.Linear))
     assert list(get_optimizer_state_dict(model, opt)["state"]) == \
         ["0.weight", "0.bias", "2.weight", "2.bias"]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+_WORKER = r"""
+import json, sys
+import kernelgraph as kg
+import kernelgraph.distributed as dist
+import kernelgraph.distributed.checkpoint as dcp
+from kernelgraph.distributed.checkpoint.state_dict import get_model_state_dict
+
+directory = sys.argv[1]
+dist.init_process_group("gloo")
+rank = dist.get_rank()
+kg.manual_seed(rank)  # different weights: rank 0's must be the ones written
+model = kg.nn.Linear(3, 2)
+dcp.save({"model": get_model_state_dict(model), "rank": rank}, checkpoint_id=directory)
+written = model.weight.tolist() if rank == 0 else None
+kg.manual_seed(10 + rank)
+fresh = kg.nn.Linear(3, 2)
+sd = {"model": get_model_state_dict(fresh), "rank": -1}
+dcp.load(sd, checkpoint_id=directory)  # fills fresh's own tensors
+dist.destroy_process_group()
+print("RESULT " + json.dumps({"rank": rank, "written": written, "saved_rank": sd["rank"],
+                              "loaded": fresh.weight.tolist()}))
+"""
+
+
+def test_two_processes_rank_zero_writes_every_rank_loads(tmp_path):
+    port = _free_port()
+    procs = []
+    for rank in range(2):
+        env = {**os.environ, "PYTHONPATH": str(ROOT), "MASTER_ADDR": "127.0.0.1",
+               "MASTER_PORT": str(port), "RANK": str(rank), "WORLD_SIZE": "2"}
+        procs.append(subprocess.Popen([sys.executable, "-c", _WORKER, str(tmp_path / "ckpt")],
+                                      cwd=ROOT, env=env, stdout=subprocess.PIPE,
+                                      stderr=subprocess.PIPE, text=True))
+    results = []
+    for p in procs:
+        out, err = p.communicate(timeout=300)
+        assert p.returncode == 0, err[-3000:] + out[-2000:]
+        line = [ln for ln in out.splitlines() if ln.startswith("RESULT ")][-1]
+        results.append(json.loads(line.removeprefix("RESULT ")))
+    zero, one = sorted(results, key=lambda r: r["rank"])
+    assert zero["saved_rank"] == one["saved_rank"] == 0
+    assert zero["loaded"] == one["loaded"] == zero["written"]

@@ -35,7 +35,9 @@ Dask itself is imported only when a pool is started or connected.
 PyTorch's process group (``torch.distributed``: ``init_process_group``, ``all_reduce``,
 ``broadcast``, ``barrier``, ``get_rank`` ...) lives beside the pool, in
 :mod:`.process_group`: the same program in several processes meeting over TCP, for
-``nn.parallel.DistributedDataParallel``.
+``nn.parallel.DistributedDataParallel``. ``torch.distributed.checkpoint`` (:mod:`.checkpoint`)
+and the activation-checkpoint wrapper (:mod:`.algorithms._checkpoint.checkpoint_wrapper`) are
+submodules imported on first use.
 """
 
 from __future__ import annotations

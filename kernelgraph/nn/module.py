@@ -419,6 +419,8 @@ class Module(DeviceMethods):
         items, seen = [], set()
         for prefix, m in self.named_modules():
             dot = prefix + "." if prefix else ""
+            # PyTorch's CheckpointWrapper keeps its module's state names unchanged.
+            dot = dot.replace("_checkpoint_wrapped_module.", "")
             for name, p in m._parameters.items():
                 if p is not None and id(p) not in seen:
                     seen.add(id(p))

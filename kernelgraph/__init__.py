@@ -95,6 +95,7 @@ multiply, subtract, divide, negative = mul, sub, div, neg
 # accepts TF's spelling (``axis=``) too; ``kernelgraph.compat.v1`` keeps TF1's meanings.
 from . import accelerator, utils  # noqa: E402 - torch.accelerator, torch.utils.data
 from . import fx as fx  # noqa: E402 - torch.fx: symbolic tracing to a graph
+from . import linalg as linalg  # noqa: E402 - torch.linalg.svd, svdvals
 from . import serialization as serialization  # noqa: E402 - torch.serialization.safe_globals
 from . import testing as testing  # noqa: E402 - torch.testing.assert_close
 from .devices import get_default_device, set_default_device  # noqa: E402

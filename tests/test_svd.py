@@ -104,3 +104,28 @@ def test_record_function_enter_and_exit_record_a_range(recorded):
     assert counts["my_range"] == rec["count"]
     with pytest.raises(TypeError, match="handle"):
         kg.ops.profiler._record_function_exit("my_range")
+
+
+def test_linalg_svd_and_svdvals_match_pytorch(recorded):
+    rec = recorded("torch_svd")["linalg"]
+    x = kg.tensor(np.array(rec["tall"]), requires_grad=True)
+    u, s, vh = kg.linalg.svd(x, full_matrices=False)
+    np.testing.assert_allclose(s.detach().numpy(), rec["s"], rtol=1e-12)
+    np.testing.assert_allclose(np.abs(u.detach().numpy()), np.abs(rec["u"]), atol=1e-12)
+    np.testing.assert_allclose(np.abs(vh.detach().numpy()), np.abs(rec["vh"]), atol=1e-12)
+    np.testing.assert_allclose(((u * s.unsqueeze(-2)) @ vh).detach().numpy(), rec["tall"],
+                               atol=1e-12)
+    assert repr(u.grad_fn).startswith(f"<{rec['grad_fn']} object at ")  # (Vh: V transposed)
+    (s * kg.tensor(np.array(rec["w_s"]))).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), rec["grad"], rtol=1e-10, atol=1e-12)
+    vals = kg.linalg.svdvals(x)
+    np.testing.assert_allclose(vals.detach().numpy(), rec["svdvals"], rtol=1e-12)
+    assert repr(vals.grad_fn).startswith(f"<{rec['svdvals_grad_fn']} object at ")
+    out = kg.linalg.svd(kg.tensor(np.array(rec["square"])))  # full_matrices=True, square
+    assert rec["fields"] == ["U", "S", "Vh"]
+    assert out.U is out[0] and out.S is out[1] and out.Vh is out[2] and not hasattr(out, "V")
+    np.testing.assert_allclose(out.S.numpy(), rec["square_s"], rtol=1e-12)
+    np.testing.assert_allclose(np.abs(out.Vh.numpy()), np.abs(rec["square_vh"]), atol=1e-12)
+    np.testing.assert_allclose(np.abs(out.U.numpy()), np.abs(rec["square_u"]), atol=1e-12)
+    with pytest.raises(NotImplementedError, match="full_matrices=False"):
+        kg.linalg.svd(x)

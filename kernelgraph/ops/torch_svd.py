@@ -22,23 +22,41 @@ from .matrix import svd_s, svd_u, svd_v
 from .methods import METHODS, _function_method
 from .shape import matrix_transpose
 
-__all__ = ["eig", "svd"]
+__all__ = ["eig", "svd"]  # linalg_svd, svdvals: kernelgraph/linalg.py
 
 
-class _SvdResult(tuple):
-    """``torch.return_types.svd``: ``.U``, ``.S``, ``.V``, unpacking and indexing."""
+class _Triple(tuple):
+    """A named triple like PyTorch's ``torch.return_types``: unpacking, indexing, its repr."""
 
     __slots__ = ()
+    _name, _fields = "", ()
 
-    def __new__(cls, u, s, v):
-        return super().__new__(cls, (u, s, v))
+    def __new__(cls, first, second, third):
+        return super().__new__(cls, (first, second, third))
 
+    def __repr__(self):
+        items = ",\n".join(f"{f}={x!r}" for f, x in zip(self._fields, self))
+        return f"torch.return_types.{self._name}(\n{items})"
+
+
+class _SvdResult(_Triple):
+    """``torch.return_types.svd``: ``.U``, ``.S``, ``.V``."""
+
+    __slots__ = ()
+    _name, _fields = "svd", ("U", "S", "V")
     U = property(lambda self: self[0])
     S = property(lambda self: self[1])
     V = property(lambda self: self[2])
 
-    def __repr__(self):
-        return f"torch.return_types.svd(\nU={self[0]!r},\nS={self[1]!r},\nV={self[2]!r})"
+
+class _LinalgSvdResult(_Triple):
+    """``torch.return_types.linalg_svd``: ``.U``, ``.S``, ``.Vh``."""
+
+    __slots__ = ()
+    _name, _fields = "linalg_svd", ("U", "S", "Vh")
+    U = property(lambda self: self[0])
+    S = property(lambda self: self[1])
+    Vh = property(lambda self: self[2])
 
 
 def svd(input, some: bool = True, compute_uv: bool = True, *, out=None):  # noqa: A002
@@ -60,6 +78,29 @@ def svd(input, some: bool = True, compute_uv: bool = True, *, out=None):  # noqa
             f"svd(some=False): kernelgraph computes the reduced decomposition only; for a "
             f"non-square matrix (shape {shape}) use some=True")
     return _SvdResult(svd_u(input), svd_s(input), svd_v(input))
+
+
+def linalg_svd(A, full_matrices: bool = True, *, driver=None, out=None):  # noqa: N803
+    """``torch.linalg.svd``: ``(U, S, Vh)`` with ``A = U diag(S) Vh`` (``Vh`` = ``V^T`` of
+    :func:`svd`). ``full_matrices=True`` (PyTorch's default) is the same as ``False`` for
+    square matrices; the full ``U`` or ``Vh`` of a non-square matrix is not supported
+    (``full_matrices=False`` gives its reduced decomposition). ``Vh`` is the transpose of the
+    card's ``V``, so its ``grad_fn`` is ``TransposeBackward0`` (PyTorch's: the SVD's own)."""
+    if out is not None:
+        raise TypeError("linalg.svd(): out= is not supported; assign the result instead")
+    shape = tuple(A.shape)
+    if full_matrices and len(shape) >= 2 and shape[-1] != shape[-2]:
+        raise NotImplementedError(
+            f"linalg.svd(full_matrices=True): kernelgraph computes the reduced decomposition "
+            f"only; for a non-square matrix (shape {shape}) pass full_matrices=False")
+    return _LinalgSvdResult(svd_u(A), svd_s(A), matrix_transpose(svd_v(A)))
+
+
+def svdvals(A, *, driver=None, out=None):  # noqa: N803
+    """``torch.linalg.svdvals``: the singular values of each matrix, descending."""
+    if out is not None:
+        raise TypeError("linalg.svdvals(): out= is not supported; assign the result instead")
+    return svd_s(A)
 
 
 _EIG_REMOVED = (

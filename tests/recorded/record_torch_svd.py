@@ -1,9 +1,9 @@
-"""Record PyTorch's singular value decomposition (``torch.svd``, ``Tensor.svd``), the error
-``torch.eig`` raises since its removal, and what ``torch.ops.profiler._record_function_enter``
-/ ``_record_function_exit`` put into a profile, into ``torch_svd.json`` (read by
-tests/test_svd.py). The signs of singular vectors depend on the solver, so the tests compare
-``U diag(S) V^T``, ``|U|``, ``|V|`` and ``S``. Run with an environment that has torch (see
-README.md)::
+"""Record PyTorch's singular value decomposition (``torch.svd``, ``Tensor.svd``,
+``torch.linalg.svd``, ``torch.linalg.svdvals``), the error ``torch.eig`` raises since its
+removal, and what ``torch.ops.profiler._record_function_enter`` / ``_record_function_exit``
+put into a profile, into ``torch_svd.json`` (read by tests/test_svd.py). The signs of
+singular vectors depend on the solver, so the tests compare ``U diag(S) V^T``, ``|U|``,
+``|V|`` and ``S``. Run with an environment that has torch (see README.md)::
 
     python tests/recorded/record_torch_svd.py
 """
@@ -52,6 +52,19 @@ def main() -> None:
              "v": nouv[2].tolist()}
     full = torch.svd(torch.tensor(data(7, 3, 2)), some=False)
     full_shapes = [list(x.shape) for x in full]
+    tall = torch.tensor(data(8, 4, 3), requires_grad=True)
+    lu, ls, lvh = torch.linalg.svd(tall, full_matrices=False)
+    (ls * torch.tensor(data(15, 3))).sum().backward()
+    square = torch.tensor(data(9, 3, 3))
+    su, ss, svh = torch.linalg.svd(square)
+    vals = torch.linalg.svdvals(tall)
+    linalg = {"tall": data(8, 4, 3).tolist(), "u": lu.tolist(), "s": ls.tolist(),
+              "vh": lvh.tolist(), "w_s": data(15, 3).tolist(), "grad": tall.grad.tolist(),
+              "grad_fn": type(lvh.grad_fn).__name__, "square": square.tolist(),
+              "square_u": su.tolist(), "square_s": ss.tolist(), "square_vh": svh.tolist(),
+              "svdvals": vals.tolist(), "svdvals_grad_fn": type(vals.grad_fn).__name__,
+              "fields": list(type(torch.linalg.svd(square)).__match_args__)
+              if hasattr(type(torch.linalg.svd(square)), "__match_args__") else None}
     try:
         torch.eig(torch.eye(2))
         eig = None
@@ -66,6 +79,7 @@ def main() -> None:
                 "count": [e.count for e in prof.key_averages() if e.key == "my_range"][0]}
     OUT.write_text(json.dumps({"torch": torch.__version__, "cases": cases, "method": method,
                                "no_uv": no_uv, "full_shapes": full_shapes, "eig": eig,
+                               "linalg": linalg,
                                "profiler": profiler}, indent=1) + "\n")
 
 

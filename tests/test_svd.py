@@ -79,6 +79,9 @@ def test_svd_bad_input():
     with pytest.raises(NotImplementedError, match="some=True"):
         kg.svd(kg.ones(3, 2, dtype=kg.float64), some=False)
     assert [tuple(t.shape) for t in kg.svd(kg.ones(2, 2), some=False)] == [(2, 2), (2,), (2, 2)]
+    with kg.Graph().as_default():  # an open static dimension may be square: decided at run
+        u, s, vh = kg.linalg.svd(tf.placeholder(tf.float64, (None, 3)))
+        assert tuple(vh.shape) == (None, 3)  # k = min(m, 3) is open too
     with pytest.raises(TypeError, match="float32 or float64"):
         kg.svd(kg.tensor([[1, 2], [3, 4]]))
     with pytest.raises(kg.errors.ShapeError, match=r"\[\.\.\., m, n\]"):

@@ -1,11 +1,13 @@
 """numba CPU kernels of the matrix functions (kernelgraph/ops/matrix.py): determinant,
 inverse, solve, Cholesky factor and symmetric eigendecomposition of a batch of square
-matrices, each matrix handed to the LAPACK routine numba compiles ``np.linalg`` into (the
-same SciPy LAPACK as the matrix product's BLAS).
+matrices, and the reduced singular value decomposition of a batch of (m, n) matrices, each
+matrix handed to the LAPACK routine numba compiles ``np.linalg`` into (the same SciPy LAPACK
+as the matrix product's BLAS).
 
-Inputs are C-contiguous (batch, n, n) float32/float64 arrays the op has checked. The
-eigenvectors are given a fixed sign (each one's largest entry in absolute value positive,
-the earlier one on a tie) so that every device returns the same vectors.
+Inputs are C-contiguous (batch, n, n) (or (batch, m, n)) float32/float64 arrays the op has
+checked. The eigenvectors and the right singular vectors are given a fixed sign (each one's
+largest entry in absolute value positive, the earlier one on a tie; a left singular vector
+along) so that every device returns the same vectors.
 """
 
 from __future__ import annotations

@@ -4,12 +4,18 @@ lower factor of the symmetric part ``(A + A^T) / 2``: TF reads the lower triangl
 which differs only for an input that is not symmetric, and TF's gradient is this one's) and
 the symmetric eigendecomposition ``eigh_values`` / ``eigh_vectors`` (eigenvalues
 ascending, eigenvectors as columns, each signed so that its largest entry is positive; the
-lower triangle read).
+lower triangle read), and the reduced singular value decomposition ``svd_u`` / ``svd_s`` /
+``svd_v`` of matrices ``[..., m, n]`` (A = U diag(S) V^T, S descending, V's columns signed
+as the eigenvectors are, U's along; for a zero singular value the CPU's LAPACK gives
+orthonormal vectors where the CUDA kernel leaves zeros: the gradient needs distinct nonzero
+singular values anyway).
 
 Each gradient rule is the textbook one written with these ops and matmul, as TF's:
 ``d det = g det A^-T``; ``d inv = -A^-T g A^-T``; for ``X = solve(A, B)``: ``dB =
 solve(A^T, g)``, ``dA = -dB X^T``; Cholesky and eigh as TF's ``CholeskyGrad`` and
-``SelfAdjointEigV2`` gradient (eigh's is lower-triangular: only that triangle is read).
+``SelfAdjointEigV2`` gradient (eigh's is lower-triangular: only that triangle is read); the
+SVD's is PyTorch's ``svd_backward`` of the reduced decomposition, split over the three cards
+(it is linear in the gradients of U, S and V).
 
 >>> import numpy as np
 >>> round(float(matrix_determinant(np.array([[2.0, 1.0], [1.0, 3.0]]))), 6)

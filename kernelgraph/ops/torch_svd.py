@@ -59,6 +59,11 @@ class _LinalgSvdResult(_Triple):
     Vh = property(lambda self: self[2])
 
 
+def _non_square(shape) -> bool:
+    """Known to be non-square (a static shape may leave a dimension open)."""
+    return len(shape) >= 2 and None not in shape[-2:] and shape[-1] != shape[-2]
+
+
 def svd(input, some: bool = True, compute_uv: bool = True, *, out=None):  # noqa: A002
     """``torch.svd``: ``(U, S, V)`` with ``input = U diag(S) V^T`` for each matrix of
     ``[..., m, n]``: ``U`` [..., m, k], ``S`` [..., k] descending, ``V`` [..., n, k]
@@ -73,7 +78,7 @@ def svd(input, some: bool = True, compute_uv: bool = True, *, out=None):  # noqa
         return _SvdResult(zeros_like(matmul(input, matrix_transpose(input))), svd_s(input),
                           zeros_like(matmul(matrix_transpose(input), input)))
     shape = tuple(input.shape)
-    if not some and len(shape) >= 2 and shape[-1] != shape[-2]:
+    if not some and _non_square(shape):
         raise NotImplementedError(
             f"svd(some=False): kernelgraph computes the reduced decomposition only; for a "
             f"non-square matrix (shape {shape}) use some=True")
@@ -89,7 +94,7 @@ def linalg_svd(A, full_matrices: bool = True, *, driver=None, out=None):  # noqa
     if out is not None:
         raise TypeError("linalg.svd(): out= is not supported; assign the result instead")
     shape = tuple(A.shape)
-    if full_matrices and len(shape) >= 2 and shape[-1] != shape[-2]:
+    if full_matrices and _non_square(shape):
         raise NotImplementedError(
             f"linalg.svd(full_matrices=True): kernelgraph computes the reduced decomposition "
             f"only; for a non-square matrix (shape {shape}) pass full_matrices=False")

@@ -132,3 +132,16 @@ def test_linalg_svd_and_svdvals_match_pytorch(recorded):
     np.testing.assert_allclose(np.abs(out.U.numpy()), np.abs(rec["square_u"]), atol=1e-12)
     with pytest.raises(NotImplementedError, match="full_matrices=False"):
         kg.linalg.svd(x)
+
+
+@pytest.mark.skipif(not kg.cuda.is_available(), reason="no CUDA (nor numba's simulator)")
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_cuda_jacobi_gives_the_cpus_decomposition(recorded, dtype):
+    tol = 1e-5 if dtype == np.float32 else 1e-12
+    for name in CASES:
+        a = np.array(recorded("torch_svd")["cases"][name]["a"], dtype)
+        on_cpu = kg.svd(kg.tensor(a))
+        on_gpu = kg.svd(kg.tensor(a, device="cuda"))
+        for c, g in zip(on_cpu, on_gpu):
+            assert g.device.type == "cuda" and g.dtype == c.dtype
+            np.testing.assert_allclose(g.cpu().numpy(), c.numpy(), atol=tol, rtol=tol)

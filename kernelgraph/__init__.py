@@ -95,6 +95,7 @@ multiply, subtract, divide, negative = mul, sub, div, neg
 # accepts TF's spelling (``axis=``) too; ``kernelgraph.compat.v1`` keeps TF1's meanings.
 from . import accelerator, utils  # noqa: E402 - torch.accelerator, torch.utils.data
 from . import fx as fx  # noqa: E402 - torch.fx: symbolic tracing to a graph
+from . import linalg as linalg  # noqa: E402 - torch.linalg.svd, svdvals
 from . import serialization as serialization  # noqa: E402 - torch.serialization.safe_globals
 from . import testing as testing  # noqa: E402 - torch.testing.assert_close
 from .devices import get_default_device, set_default_device  # noqa: E402
@@ -121,6 +122,7 @@ from .ops.torch_random import (  # noqa: E402 - PyTorch's CPU generator and its 
 )
 from .ops.torch_reduce import *  # noqa: E402, F403 - max(x, dim) -> (values, indices) ...
 from .ops.torch_reduce import return_types  # noqa: E402 - torch.return_types.max ...
+from .ops.torch_svd import *  # noqa: E402, F403 - svd (U, S, V); eig (PyTorch's removal error)
 from .ops.torch_tensor_ops import *  # noqa: E402, F403 - gather(x, dim, index) topk tril ...
 
 # torch.float, torch.int, torch.bool ...: these names shadow the builtins in this module on

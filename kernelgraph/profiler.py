@@ -34,7 +34,7 @@ import sys
 import tempfile
 import time
 
-from . import autograd, trace
+from . import autograd, ops, trace
 
 __all__ = ["FunctionEventAvg", "ProfilerActivity", "profile", "record_function",
            "tensorboard_trace_handler"]
@@ -236,6 +236,33 @@ class record_function(contextlib.ContextDecorator):  # noqa: N801 - PyTorch's na
         return False
 
 
+def _record_function_enter(name: str, args=None) -> record_function:
+    """``torch.ops.profiler._record_function_enter(name)``: opens the range ``name`` (what
+    ``with record_function(name):`` does on entry) and returns its handle for
+    :func:`_record_function_exit`. PyTorch's handle is a tensor wrapping the range; here it
+    is the :class:`record_function` itself."""
+    handle = record_function(name, args)
+    handle.__enter__()
+    return handle
+
+
+def _record_function_exit(handle: record_function) -> None:
+    """``torch.ops.profiler._record_function_exit(handle)``: closes the range that
+    :func:`_record_function_enter` opened, which the profiles recording now then hold."""
+    if not isinstance(handle, record_function):
+        raise TypeError("_record_function_exit expects the handle _record_function_enter "
+                        f"returned, got {type(handle).__name__}")
+    handle.__exit__(None, None, None)
+
+
+class _ProfilerOps:
+    """``torch.ops.profiler``: the two operators ``record_function`` is built on in PyTorch,
+    which some programs call directly."""
+
+    _record_function_enter = staticmethod(_record_function_enter)
+    _record_function_exit = staticmethod(_record_function_exit)
+
+
 def tensorboard_trace_handler(dir_name: str, worker_name: str | None = None,
                               use_gzip: bool = False):
     """An ``on_trace_ready`` that writes the profile as a Chrome trace into ``dir_name``
@@ -255,3 +282,7 @@ def tensorboard_trace_handler(dir_name: str, worker_name: str | None = None,
 # torch.autograd.profiler is the same profiler (profile, record_function) under its old path
 sys.modules[f"{autograd.__name__}.profiler"] = sys.modules[__name__]
 autograd.profiler = sys.modules[__name__]
+# torch.ops.X resolves on kernelgraph.ops.X; the engine's op registry package has no name
+# "profiler" of its own, and it sits on a lower floor that may not import this module, so
+# the namespace is set on it from here (as torch.autograd.profiler just above)
+ops.profiler = _ProfilerOps

@@ -111,6 +111,9 @@ _CONV = {"stride": 2, "padding": 1}
 _SQUARE = u(2, 3, 3) + 2.0 * np.eye(3)  # well away from singular
 _SPD = _SQUARE @ np.swapaxes(_SQUARE, -1, -2) + np.eye(3)
 _SYM = np.array([[[2.0, 0.3, -0.5], [0.3, -1.0, 0.4], [-0.5, 0.4, 0.5]]])  # distinct eigenvalues
+# fixed (not drawn, so the draws above and below stay as they were); distinct singular values
+_TALL = np.array([[2.0, 0.3, -0.5], [0.1, -1.2, 0.4], [0.6, 0.2, 0.9], [-0.3, 0.5, 0.2]])
+_WIDE = np.array([[1.5, -0.4, 0.2, 0.7], [0.3, 0.8, -0.6, 0.1]])
 
 SAMPLES: dict[str, Sample] = {
     # elementwise: x (2, 3) against y (3,), so that gradients are summed back to y's shape
@@ -218,6 +221,7 @@ SAMPLES: dict[str, Sample] = {
     "matrix_solve": S(_SQUARE, u(2, 3, 2)),
     "cholesky": S(_SPD),
     "eigh_values": S(_SYM), "eigh_vectors": S(_SYM),
+    "svd_u": S(_TALL), "svd_v": S(_WIDE), "svd_s": S(np.stack([_TALL[:3], _TALL[1:]])),
     "top_k_indices": S(u(3, 5), k=3),
     "unique_positions": S(np.array([4.0, 1.0, 4.0, 7.0, 1.0])),
     "unique_inverse": S(np.array([4.0, 1.0, 4.0, 7.0, 1.0]), sorted=True),

@@ -4,12 +4,18 @@ lower factor of the symmetric part ``(A + A^T) / 2``: TF reads the lower triangl
 which differs only for an input that is not symmetric, and TF's gradient is this one's) and
 the symmetric eigendecomposition ``eigh_values`` / ``eigh_vectors`` (eigenvalues
 ascending, eigenvectors as columns, each signed so that its largest entry is positive; the
-lower triangle read).
+lower triangle read), and the reduced singular value decomposition ``svd_u`` / ``svd_s`` /
+``svd_v`` of matrices ``[..., m, n]`` (A = U diag(S) V^T, S descending, V's columns signed
+as the eigenvectors are, U's along; for a zero singular value the CPU's LAPACK gives
+orthonormal vectors where the CUDA kernel leaves zeros: the gradient needs distinct nonzero
+singular values anyway).
 
 Each gradient rule is the textbook one written with these ops and matmul, as TF's:
 ``d det = g det A^-T``; ``d inv = -A^-T g A^-T``; for ``X = solve(A, B)``: ``dB =
 solve(A^T, g)``, ``dA = -dB X^T``; Cholesky and eigh as TF's ``CholeskyGrad`` and
-``SelfAdjointEigV2`` gradient (eigh's is lower-triangular: only that triangle is read).
+``SelfAdjointEigV2`` gradient (eigh's is lower-triangular: only that triangle is read); the
+SVD's is PyTorch's ``svd_backward`` of the reduced decomposition, split over the three cards
+(it is linear in the gradients of U, S and V).
 
 >>> import numpy as np
 >>> round(float(matrix_determinant(np.array([[2.0, 1.0], [1.0, 3.0]]))), 6)
@@ -274,3 +280,119 @@ eigh_vectors = define(
     inputs=1, doc="The eigenvectors (columns, eigenvalues ascending, largest entry positive) "
                   "of each symmetric matrix (its lower triangle read).", saves=(0, "out"),
     grad_fn="LinalgEighBackward0")
+
+
+# -- singular value decomposition ------------------------------------------------------------
+def _svd_shapes(s):
+    """(U, S, V) shapes of the reduced SVD of matrices of shape ``s`` [..., m, n]."""
+    m, n = s[-2], s[-1]
+    k = None if m is None or n is None else min(m, n)
+    return tuple(s[:-2]) + (m, k), tuple(s[:-2]) + (k,), tuple(s[:-2]) + (n, k)
+
+
+def _svd_infer(which):
+    def infer(shapes_, dtypes, attrs):
+        s, dt = shapes_[0], D.as_dtype(dtypes[0])
+        if dt not in D.FLOATS:
+            raise TypeError(f"svd: the matrices must be float32 or float64, got {dt.name}")
+        if s is None:
+            return None, dt
+        if len(s) < 2:
+            raise ShapeError(f"svd: input must be a batch of matrices [..., m, n], got shape "
+                             f"{tuple(s)}")
+        return _svd_shapes(s)["usv".index(which)], dt
+    return infer
+
+
+def _svd_forward(which):
+    def forward(a):
+        _svd_infer(which)([a.shape], [a.dtype], {})
+        a3 = _batched(a)
+        shapes = [(a3.shape[0],) + s[1:] for s in _svd_shapes(a3.shape)]
+        u, s, v = (np.empty(sh, a.dtype) for sh in shapes)
+        if u.size or v.size:
+            K.svd_batched(a3, u, s, v)
+        out = {"u": u, "s": s, "v": v}[which]
+        return out.reshape(_svd_shapes(a.shape)["usv".index(which)])
+    return forward
+
+
+def _svd_cuda(which):
+    def build(k):
+        def forward(a):
+            shape = tuple(a.shape)
+            _svd_infer(which)([shape], [a.dtype], {})
+            target = _svd_shapes(shape)["usv".index(which)]
+            if not a.size:
+                return k.core.empty(target, a.dtype)
+            u, s, v = k.matrix.svd(k.core.copy(a).reshape((-1,) + shape[-2:]))
+            return {"u": u, "s": s, "v": v}[which].reshape(target)
+        return forward
+    return build
+
+
+def _svd_reference(which):
+    def reference(a):
+        u, s, vt = np.linalg.svd(a, full_matrices=False)
+        u3 = u.reshape((-1,) + u.shape[-2:]).copy()
+        v3 = np.swapaxes(vt, -1, -2).reshape((-1,) + vt.shape[-1:] + vt.shape[-2:-1]).copy()
+        K.fix_svd_signs.py_func(u3, v3)
+        return {"u": u3.reshape(u.shape), "s": s,
+                "v": v3.reshape(a.shape[:-2] + v3.shape[-2:])}[which]
+    return reference
+
+
+def _svd_inverse_gaps(s):
+    """F_ij = 1 / (S_j^2 - S_i^2) off the diagonal, 0 on it (distinct singular values)."""
+    s2 = mul(s, s)
+    gap = sub(getitem(s2, index=_ROW), getitem(s2, index=_COLUMN))
+    off = _beside(~np.eye(tuple(s.shape)[-1], dtype=bool), gap)
+    return where(off, div(1.0, where(off, gap, 1.0)), 0.0)
+
+
+def _skew(x):
+    return sub(x, matrix_transpose(x))
+
+
+def _svd_s_grad(g, out, needs, attrs, a):
+    # U diag(gS) V^T
+    return (matmul(mul(svd_u(a), getitem(g, index=_ROW)), matrix_transpose(svd_v(a))),)
+
+
+def _svd_u_grad(g, out, needs, attrs, a):
+    # PyTorch's svd_backward with only gU: U [skew(U^T gU) F S] V^T, plus the part of gU
+    # outside U's span, (I - U U^T) gU S^-1 V^T (zero for a wide or square matrix)
+    s, v = svd_s(a), svd_v(a)
+    s_row = getitem(s, index=_ROW)
+    inner = mul(mul(_skew(matmul(matrix_transpose(out), g)), _svd_inverse_gaps(s)), s_row)
+    g_sinv = div(g, s_row)
+    outside = sub(g_sinv, matmul(out, matmul(matrix_transpose(out), g_sinv)))
+    return (matmul(matmul(out, inner) + outside, matrix_transpose(v)),)
+
+
+def _svd_v_grad(g, out, needs, attrs, a):
+    # with only gV: U [S skew(V^T gV) F V^T + S^-1 gV^T (I - V V^T)]
+    u, s = svd_u(a), svd_s(a)
+    inner = mul(getitem(s, index=_COLUMN),
+                mul(_skew(matmul(matrix_transpose(out), g)), _svd_inverse_gaps(s)))
+    g_sinv_t = matrix_transpose(div(g, getitem(s, index=_ROW)))
+    outside = sub(g_sinv_t, matmul(matmul(g_sinv_t, out), matrix_transpose(out)))
+    return (matmul(u, matmul(inner, matrix_transpose(out)) + outside),)
+
+
+_SVD_DOC = ("of the reduced singular value decomposition A = U diag(S) V^T of each matrix of "
+            "[..., m, n] (k = min(m, n); S descending; each column of V signed so that its "
+            "largest entry is positive, U's column along). The gradient is PyTorch's, for "
+            "distinct nonzero singular values.")
+svd_u = define(
+    "svd_u", _svd_forward("u"), _svd_infer("u"), _svd_u_grad, traits=("fresh",),
+    reference=_svd_reference("u"), cuda=_svd_cuda("u"), inputs=1,
+    doc="U [..., m, k] " + _SVD_DOC, saves=(0, "out"), grad_fn="LinalgSvdBackward0")
+svd_s = define(
+    "svd_s", _svd_forward("s"), _svd_infer("s"), _svd_s_grad, traits=("fresh",),
+    reference=_svd_reference("s"), cuda=_svd_cuda("s"), inputs=1,
+    doc="The singular values S [..., k] " + _SVD_DOC, saves=(0,), grad_fn="LinalgSvdBackward0")
+svd_v = define(
+    "svd_v", _svd_forward("v"), _svd_infer("v"), _svd_v_grad, traits=("fresh",),
+    reference=_svd_reference("v"), cuda=_svd_cuda("v"), inputs=1,
+    doc="V [..., n, k] " + _SVD_DOC, saves=(0, "out"), grad_fn="LinalgSvdBackward0")

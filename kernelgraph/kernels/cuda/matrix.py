@@ -2,7 +2,8 @@
 of the batch, each working in its own slice of a scratch copy -- Gaussian elimination with
 partial pivoting (determinant, inverse, solve), the Cholesky-Banachiewicz recurrence, and
 cyclic Jacobi rotations for the symmetric eigendecomposition (eigenvalues ascending,
-eigenvectors signed as on the CPU). Small matrices, as a teaching framework's are: the
+eigenvectors signed as on the CPU) and one-sided Jacobi rotations for the singular value
+decomposition. Small matrices, as a teaching framework's are: the
 work is O(n^3) per thread, no shared memory.
 """
 
@@ -209,3 +210,107 @@ def eigh(a):
     if a.shape[0]:
         launcher.launch(_jacobi, *_batch(a), w, v, values, 50)
     return values, v
+
+
+@cuda.jit
+def _one_sided_jacobi(a, w, r, u, s, v, sweeps, tol):
+    # Hestenes' one-sided Jacobi on W = A (or A^T when A is wide, so that W is tall p x q):
+    # rotate pairs of W's columns until they are orthogonal, accumulating the rotations in
+    # R (q x q); then the column norms are the singular values, W's normalised columns the
+    # left vectors and R's columns the right ones (of A^T, swapped back for a wide A).
+    nb, m, n = a.shape
+    p, q = w.shape[1], w.shape[2]
+    wide = n > m
+    start, step = cuda.grid(1), cuda.gridsize(1)
+    for i in range(start, nb, step):
+        for x in range(p):
+            for y in range(q):
+                w[i, x, y] = a[i, y, x] if wide else a[i, x, y]
+        for x in range(q):
+            for y in range(q):
+                r[i, x, y] = 1.0 if x == y else 0.0
+        for _ in range(sweeps):
+            rotated = False
+            for c1 in range(q):
+                for c2 in range(c1 + 1, q):
+                    alpha = 0.0
+                    beta = 0.0
+                    gamma = 0.0
+                    for k in range(p):
+                        alpha += w[i, k, c1] * w[i, k, c1]
+                        beta += w[i, k, c2] * w[i, k, c2]
+                        gamma += w[i, k, c1] * w[i, k, c2]
+                    if gamma == 0 or abs(gamma) <= tol * math.sqrt(alpha * beta):
+                        continue
+                    rotated = True
+                    zeta = (beta - alpha) / (2 * gamma)
+                    t = (1.0 if zeta >= 0 else -1.0) / (abs(zeta) + math.sqrt(1 + zeta * zeta))
+                    cs = 1 / math.sqrt(1 + t * t)
+                    sn = cs * t
+                    for k in range(p):
+                        x1, x2 = w[i, k, c1], w[i, k, c2]
+                        w[i, k, c1] = cs * x1 - sn * x2
+                        w[i, k, c2] = sn * x1 + cs * x2
+                    for k in range(q):
+                        x1, x2 = r[i, k, c1], r[i, k, c2]
+                        r[i, k, c1] = cs * x1 - sn * x2
+                        r[i, k, c2] = sn * x1 + cs * x2
+            if not rotated:
+                break
+        for c in range(q):
+            norm = 0.0
+            for k in range(p):
+                norm += w[i, k, c] * w[i, k, c]
+            s[i, c] = math.sqrt(norm)
+        for c in range(1, q):  # descending, the vectors along (insertion sort)
+            j = c
+            while j > 0 and s[i, j - 1] < s[i, j]:
+                t = s[i, j]
+                s[i, j] = s[i, j - 1]
+                s[i, j - 1] = t
+                for k in range(p):
+                    t = w[i, k, j]
+                    w[i, k, j] = w[i, k, j - 1]
+                    w[i, k, j - 1] = t
+                for k in range(q):
+                    t = r[i, k, j]
+                    r[i, k, j] = r[i, k, j - 1]
+                    r[i, k, j - 1] = t
+                j -= 1
+        for c in range(q):
+            for k in range(p):  # a zero singular value leaves a zero left vector
+                left = w[i, k, c] / s[i, c] if s[i, c] > 0 else 0.0
+                if wide:
+                    v[i, k, c] = left
+                else:
+                    u[i, k, c] = left
+            for k in range(q):
+                if wide:
+                    u[i, k, c] = r[i, k, c]
+                else:
+                    v[i, k, c] = r[i, k, c]
+        for c in range(q):  # the CPU's signs: each right vector's largest |entry| positive
+            best = 0
+            for k in range(1, n):
+                if abs(v[i, k, c]) > abs(v[i, best, c]):
+                    best = k
+            if v[i, best, c] < 0:
+                for k in range(n):
+                    v[i, k, c] = -v[i, k, c]
+                for k in range(m):
+                    u[i, k, c] = -u[i, k, c]
+
+
+def svd(a):
+    """(U, S, V) of the reduced SVD of each (m, n) matrix: S descending, A = U diag(S) V^T."""
+    nb, m, n = a.shape
+    k = min(m, n)
+    u = core.empty((nb, m, k), a.dtype)
+    s = core.empty((nb, k), a.dtype)
+    v = core.empty((nb, n, k), a.dtype)
+    if nb and k:
+        w = core.empty((nb, max(m, n), k), a.dtype)
+        r = core.empty((nb, k, k), a.dtype)
+        launcher.launch(_one_sided_jacobi, *_batch(a), a, w, r, u, s, v, 60,
+                        float(np.finfo(a.dtype).eps))
+    return u, s, v

@@ -173,6 +173,21 @@ def test_summaries():
     assert summarize(kg.tensor([1.0, 2.0])) == "[1., 2.]"
 
 
+def test_a_mean_below_rounding_shows_as_zero_and_a_real_one_does_not():
+    # the weight gradient of a softmax loss sums to 0 over the classes: in float32 its mean
+    # comes out as a few epsilons whose digits depend on the machine's summation order
+    rng = np.random.default_rng(0)
+    logits_grad = rng.standard_normal((64, 10)).astype(np.float32)
+    logits_grad -= logits_grad.mean(axis=1, keepdims=True)
+    weight_grad = logits_grad.T @ rng.standard_normal((64, 784)).astype(np.float32)
+    assert 0 < abs(weight_grad.mean()) < 1e-5
+    assert " mean 0 std " in summarize(weight_grad)
+    small = np.full(100, 3e-6, dtype=np.float32)
+    small[0] = 1e-4
+    assert "mean 3.97e-06" in summarize(small)
+    assert " mean 2 " in summarize(np.arange(5, dtype=np.int64).repeat(10))
+
+
 # -- SVG and escaping ---------------------------------------------------------------------------
 def test_svg_is_well_formed_and_escapes_names(classic_static):
     g = kg.Graph()

@@ -5,6 +5,8 @@
 ('300', '0.5', '[1. , 2.5]')
 >>> summarize(np.zeros((64, 10)))
 'shape (64, 10) mean 0 std 0 min 0 max 0'
+>>> summarize(np.array([0.5, -0.25, -0.25 + 1e-9] * 8, dtype=np.float32))  # mean at rounding
+'shape (24,) mean 0 std 0.3536 min -0.25 max 0.5'
 """
 
 from __future__ import annotations
@@ -68,9 +70,28 @@ def summarize(value, max_items: int = MAX_ITEMS) -> str | None:
             return text
     stats = arr.astype(np.float64) if arr.dtype.kind in "biu" else arr
     with np.errstate(all="ignore"):
-        parts = [f"mean {format_number(np.mean(stats))}", f"std {format_number(np.std(stats))}",
+        parts = [f"mean {format_number(_mean(stats))}", f"std {format_number(np.std(stats))}",
                  f"min {format_number(np.min(stats))}", f"max {format_number(np.max(stats))}"]
     return _clip(f"shape {shape_str(arr.shape)} " + " ".join(parts))
+
+
+ROUNDING_ULPS = 16  # a mean this many float epsilons of the largest value from 0 is shown as 0
+
+
+def _mean(stats):
+    """The mean, or 0 where it is below the rounding of the values it averages.
+
+    A mean that is 0 in exact arithmetic (the gradient of a softmax loss, a normalised batch)
+    comes out of float arithmetic as a few epsilons of the largest value, with a sign and
+    digits that depend on how a parallel loop split its sums on this machine: showing them
+    would claim a precision the values do not have.
+    """
+    mean = np.mean(stats)
+    if stats.dtype.kind == "f" and np.isfinite(mean):
+        noise = ROUNDING_ULPS * np.finfo(stats.dtype).eps * np.max(np.abs(stats))
+        if abs(mean) <= noise:
+            return 0
+    return mean
 
 
 def norm(value) -> float | None:

@@ -232,6 +232,22 @@ def test_minimize_with_a_global_step():
         assert int(sess.run(step)) == 3
 
 
+def test_slots_made_under_control_dependencies_need_no_feed():
+    g = kg.Graph()
+    with g.as_default():
+        x = kg.placeholder(kg.float32, shape=(None,))
+        w = kg.Variable(np.array([1.0], np.float32))
+        seen = kg.Variable(np.array(0.0, np.float32), trainable=False)
+        note = seen.assign(kg.sum(x))
+        with g.control_dependencies([note]):
+            train = kg.optim.Adam([w], lr=0.1).minimize(kg.sum(w * w * x))
+        init = kg.global_variables_initializer()
+    with kg.Session(g) as sess:
+        sess.run(init)  # the slots' initial zeros need no value of x
+        sess.run(train, {x: np.array([2.0], np.float32)})
+        assert float(sess.run(seen)) == 2.0 and float(sess.run(w)[0]) < 1.0
+
+
 def mlp():
     return kg.nn.Sequential(kg.nn.Linear(4, 8), kg.nn.Tanh(), kg.nn.Dropout(0.25, seed=7),
                             kg.nn.Linear(8, 3))

@@ -106,6 +106,26 @@ def test_slots_are_named_outside_the_callers_name_scope():
         assert opt.get_slot(w, "rms").name == "w/RMSProp:0"
 
 
+@pytest.mark.parametrize("optimizer", ["AdamOptimizer", "MomentumOptimizer"])
+def test_slots_made_under_update_ops_initialize_without_a_feed(optimizer):
+    # the tf.layers.batch_normalization tutorial pattern: the train op is built under
+    # control_dependencies(UPDATE_OPS), which depend on the placeholder; TF1 makes the
+    # optimizer's slots outside that block, so the initializer needs no feed
+    with tf.Graph().as_default():
+        x = tf.placeholder(tf.float32, (None, 2))
+        h = tf.layers.batch_normalization(tf.layers.dense(x, 3), training=True)
+        loss = tf.reduce_sum(h * h)
+        opt = getattr(tf.train, optimizer)(0.1, **({"momentum": 0.9}
+                                                   if optimizer == "MomentumOptimizer" else {}))
+        with tf.control_dependencies(tf.get_collection(tf.GraphKeys.UPDATE_OPS)):
+            train = opt.minimize(loss)
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            sess.run(train, {x: [[1.0, 2.0], [3.0, 5.0]]})
+            moving = [v for v in tf.global_variables() if "moving_mean" in v.name]
+            assert sess.run(moving[0]).any()  # the update ops ran with the train op
+
+
 # -- tf.train.Saver and the checkpoint-state file ---------------------------------------------
 def test_saver_tutorial_pattern_matches_tf1(ref, tmp_path, monkeypatch):
     want = ref["saver"]

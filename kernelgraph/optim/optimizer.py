@@ -78,7 +78,9 @@ class GraphUpdates:
         if hit is None:
             made = {}
             graph = var.graph
-            with graph.as_default(), _beside(var):
+            # a slot's initial value depends on nothing: TF1 makes slots outside any
+            # control_dependencies block (a train op built under UPDATE_OPS)
+            with graph.as_default(), graph.control_dependencies(None), _beside(var):
                 for name, (shape, dtype, fill) in self._slot_specs(var).items():
                     made[name] = Variable(np.full(shape, fill, dtype), trainable=False,
                                           name=f"{var.name}/{name}")

@@ -52,7 +52,10 @@ class Optimizer(_GraphUpdates):
             order = [n for n in self._slot_names if n in specs]
             order += [n for n in specs if n not in order]
             made = {}
-            with var.graph.as_default(), _top_scope(var.graph), _beside(var):
+            # outside any control_dependencies block, as TF1's init_scope: a train op made
+            # under UPDATE_OPS must not make the slots' initializers need the batch
+            with var.graph.as_default(), var.graph.control_dependencies(None), \
+                    _top_scope(var.graph), _beside(var):
                 for name in order:
                     shape, dtype, fill = specs[name]
                     label = self._name if name in self._slot_names else f"{self._name}/{name}"

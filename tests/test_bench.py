@@ -112,6 +112,31 @@ def test_cnn_reference_and_tf_layout():
     assert np.allclose(nchw, nhwc)
 
 
+def test_mnist_reference_step_matches_finite_differences():
+    from kernelgraph.bench import cnn
+
+    x, labels, weights = cnn.data()
+    x, labels = x[:4], labels[:4]  # a small batch keeps the float64 step quick
+    _, grads = cnn.loss_and_gradients(x, labels, weights)
+    assert set(grads) == set(weights)
+    for name, index in [("layer1.0.weight", (3, 0, 2, 1)), ("layer1.1.weight", (5,)),
+                        ("layer2.0.weight", (7, 4, 0, 3)), ("layer2.1.bias", (2,)),
+                        ("fc.weight", (1, 100)), ("fc.bias", (9,))]:
+        h = 1e-6
+        up, down = dict(weights), dict(weights)
+        for side, sign in ((up, 1), (down, -1)):
+            side[name] = weights[name].astype(np.float64).copy()
+            side[name][index] += sign * h
+        numeric = (cnn.loss_and_gradients(x, labels, up)[0]
+                   - cnn.loss_and_gradients(x, labels, down)[0]) / (2 * h)
+        assert numeric == pytest.approx(grads[name][index], rel=1e-5, abs=1e-9), name
+    # the TF1 program's dense kernel, NHWC-flattened, gives the NCHW program's logits
+    h = np.random.default_rng(0).standard_normal((2, 32, 7, 7)).astype(np.float32)
+    nchw = h.reshape(2, -1) @ weights["fc.weight"].T
+    nhwc = h.transpose(0, 2, 3, 1).reshape(2, -1) @ cnn._fc_nhwc(weights["fc.weight"])
+    assert np.allclose(nchw, nhwc, atol=1e-5)
+
+
 def test_rows_selects_cases_by_id_and_prefix(tmp_path):
     status, doc = _run(tmp_path, "--frameworks", "kernelgraph", "--rows", "3,11")
     assert status == 0

@@ -1124,6 +1124,11 @@ from .training import CASES as _TRAINING_CASES  # noqa: E402 - needs the helpers
 
 CASES = CASES + _TRAINING_CASES
 
+# the MNIST CNN step a learner trains (17), in the PyTorch and the TF1 program
+from .cnn import CASES as _CNN_CASES  # noqa: E402 - needs the helpers above
+
+CASES = CASES + _CNN_CASES
+
 # the pool-of-devices rows (20: transfers, data-parallel training on Dask)
 from .distributed import CASES as _DISTRIBUTED_CASES  # noqa: E402 - needs the helpers above
 

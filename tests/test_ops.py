@@ -459,7 +459,7 @@ def test_threaded_sums_and_integer_products_give_the_serial_bits(monkeypatch):
     a, b = rng.integers(-9, 9, (3, 20, 6)), rng.integers(-9, 9, (3, 6, 11))
     serial = [cpu.reduce_sum(x, axis=(1, 2)), cpu.reduce_sum(x, axis=(0, 2)), cpu.matmul(a, b)]
     calls = []
-    for loop in (cpu._sum_rows, cpu._matmul_batched):
+    for loop in (cpu._sum_rows, cpu._sum_middle, cpu._matmul_batched):
         assert loop.threshold == cpu.PARALLEL_MIN_WORK
         monkeypatch.setattr(loop, "threshold", 0)
         monkeypatch.setattr(loop, "parallel",

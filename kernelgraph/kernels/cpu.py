@@ -32,6 +32,7 @@ from ..shapes import normalize_axes, reduced_shape  # noqa: F401
 from .linalg import BLAS_DTYPES, _matmul_batched, matmul, matmul_2d, matmul_shape  # noqa: F401
 from .loops import PARALLEL_MIN_WORK, ByWork, by_work  # noqa: F401
 from .reduce import (  # noqa: F401
+    _sum_middle,
     _sum_rows,
     reduce_max,
     reduce_mean,

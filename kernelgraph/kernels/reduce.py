@@ -1,5 +1,5 @@
 """CPU reductions (``sum mean max``) over any axes, as ``@njit(cache=True)`` loops over 2-D
-views; sums accumulate in float64 (floats) or int64 (integers and bools), in row order.
+views; sums accumulate in float64 (floats) or int64 (integers and bools), in a fixed order.
 
 A reduction over some axes is reshaped to one of two 2-D forms without copying when it can:
 reducing the trailing axes of a C-contiguous array gives (outer, inner) "rows"; reducing
@@ -18,13 +18,45 @@ ndarray = np.ndarray
 _BOOL = np.dtype(np.bool_)
 
 
+@njit(cache=True, inline="always")
+def _add_row(row, s0):
+    """``s0`` plus the elements of ``row`` in eight interleaved partial sums, combined at the
+    end: one running sum is a chain of dependent float64 adds that the CPU can neither
+    overlap nor vectorise; eight can be. The order is fixed, so a result does not depend on
+    the machine."""
+    n = row.shape[0]
+    body = n - n % 8
+    s1 = s2 = s3 = s4 = s5 = s6 = s7 = s0 - s0
+    for k in range(0, body, 8):
+        s0 += row[k]
+        s1 += row[k + 1]
+        s2 += row[k + 2]
+        s3 += row[k + 3]
+        s4 += row[k + 4]
+        s5 += row[k + 5]
+        s6 += row[k + 6]
+        s7 += row[k + 7]
+    for k in range(body, n):
+        s0 += row[k]
+    return ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7))
+
+
 @by_work(PARALLEL_MIN_WORK)
 def _sum_rows(a, acc):
     for i in prange(a.shape[0]):
-        s = acc[i]
-        for k in range(a.shape[1]):
-            s += a[i, k]
-        acc[i] = s
+        acc[i] = _add_row(a[i], acc[i])
+
+
+@by_work(PARALLEL_MIN_WORK)
+def _sum_middle(a, acc):
+    """``a`` (outer, kept, inner) summed over its first and last axes, into ``acc`` (kept,):
+    the per-channel sum of an NCHW array (a bias gradient, batch statistics) without
+    transposing it first."""
+    for j in prange(a.shape[1]):
+        s = acc[j]
+        for i in range(a.shape[0]):
+            s = _add_row(a[i, j], s)
+        acc[j] = s
 
 
 @njit(cache=True)
@@ -81,6 +113,22 @@ def _as_2d(x: ndarray, axes):
     return np.ascontiguousarray(x.transpose(keep + list(axes))).reshape(outer, inner), "rows"
 
 
+def _middle_view(x: ndarray, axes):
+    """``x`` as (lead, kept, trail) when the kept axes are one block with reduced axes on both
+    sides (NCHW summed over N, H and W), else None."""
+    kept = [i for i in range(x.ndim) if i not in axes]
+    if not (kept and axes and axes[0] < kept[0] and axes[-1] > kept[-1] and x.size
+            and kept == list(range(kept[0], kept[-1] + 1)) and x.flags.c_contiguous):
+        return None
+    lead = 1
+    for d in x.shape[:kept[0]]:
+        lead *= d
+    middle = 1
+    for d in x.shape[kept[0]:kept[-1] + 1]:
+        middle *= d
+    return x.reshape(lead, middle, x.size // (lead * middle))
+
+
 def _accumulator(dt):
     return np.float64 if dt.kind == "f" else np.int64
 
@@ -92,6 +140,12 @@ def reduce_sum(x: ndarray, axis=None, keepdims=False) -> ndarray:
     # "reduced over axis 0" has no axis 0 to look at, and takes the kernel's path.
     if x.ndim and all(x.shape[a] == 1 for a in axes):
         return _sum_of_one(x, out_shape)
+    out_dt = np.int64 if x.dtype == _BOOL else x.dtype
+    a3 = _middle_view(x, axes) if x.dtype != _BOOL else None
+    if a3 is not None:
+        acc = np.zeros(a3.shape[1], _accumulator(x.dtype))
+        _sum_middle(a3.size if a3.shape[1] > 1 else 0, a3, acc)
+        return acc.astype(out_dt, copy=False).reshape(out_shape)
     a2, form = _as_2d(x, axes)
     if a2.dtype == _BOOL:
         a2 = a2.astype(np.int64)
@@ -101,7 +155,6 @@ def reduce_sum(x: ndarray, axis=None, keepdims=False) -> ndarray:
     else:
         acc = np.zeros(a2.shape[1], _accumulator(x.dtype))
         _sum_cols(a2, acc)
-    out_dt = np.int64 if x.dtype == _BOOL else x.dtype
     return acc.astype(out_dt, copy=False).reshape(out_shape)
 
 
@@ -163,7 +216,7 @@ def reduce_max(x: ndarray, axis=None, keepdims=False) -> ndarray:
 
 
 
-# -- issue 21: min, prod, all/any, argmin and the value at an index (torch.max(x, dim)) -----
+# -- min, prod, all/any, argmin and the value at an index (torch.max(x, dim)) -----
 @njit(cache=True)
 def _min_rows(a, out):
     for i in range(a.shape[0]):

@@ -55,6 +55,9 @@ def _forward(x, h0, w_ih, w_hh, b_ih, b_hh, lengths):
 
 def _lengths(lengths, batch) -> np.ndarray:
     lengths = np.asarray(lengths)
+    if lengths.dtype.kind not in "iu":
+        raise TypeError(f"rnn_tanh_sequence: lengths must be int32 or int64, got "
+                        f"{lengths.dtype.name}")
     if lengths.ndim != 1 or lengths.shape[0] not in (0, batch):
         raise ValueError(f"rnn_tanh_sequence: lengths must be (batch,) = ({batch},) or "
                          f"empty, got shape {shape_str(lengths.shape)}")

@@ -20,7 +20,7 @@ sequence's state at its length). ``lengths`` empty means every sequence runs eve
 >>> w, b = np.ones((1, 1)), np.zeros(1)
 >>> out = rnn_tanh_sequence(x, h0, w, w, b, b, np.array([3, 1]))
 >>> out[:, :, 0].round(4).tolist()                        # sequence 1 stops after a step
-[[0.7616, 0.7616], [0.9432, 0.0], [0.9562, 0.0], [0.9562, 0.7616]]
+[[0.7616, 0.7616], [0.9427, 0.0], [0.9597, 0.0], [0.9597, 0.7616]]
 """
 
 from __future__ import annotations

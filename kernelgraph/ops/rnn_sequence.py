@@ -7,8 +7,8 @@ the lengths' two ``where``) runs as a plan once per step, and whose gradient run
 gradient plan once per step: a few Python dispatches per step each way, which cost more than
 the step's arithmetic at a learner's sizes. Here the forward is one kernel call that loops
 over the steps (kernels/rnn_sequence.py, the cell's own compiled step, so the same bits), and
-the gradient is one kernel call for the recurrence (``rnn_tanh_sequence_grad``) and one
-product per weight over every step's rows, written with the public ops.
+the gradient is one kernel call for the recurrence (``rnn_tanh_sequence_grad``) and the
+weights' products, written with the public ops.
 
 The value is (time + 1, batch, hidden): rows ``t < time`` the outputs of step ``t``, zero
 past a sequence's length (TF1's ``dynamic_rnn`` outputs), row ``time`` the final states (each
@@ -38,7 +38,7 @@ from .linalg import matmul
 from .reduce import sum as reduce_sum
 from .registry import define
 from .rnn import _dtype, _same
-from .shape import matrix_transpose, reshape
+from .shape import matrix_transpose
 
 _INPUTS = ("x", "h0", "w_ih", "w_hh", "b_ih", "b_hh", "lengths")
 
@@ -96,26 +96,18 @@ def _grad(g, out, needs, attrs, x, h0, w_ih, w_hh, b_ih, b_hh, lengths):
     grads = [matmul(da, w_ih) if needs[0] else None,
              getitem(da_all, index=(-1,)) if needs[1] else None]
     if any(needs[2:6]):
-        # Every step's rows in one product per weight (a^T b adds one outer product per
-        # row), as the while_loop's gradient sums them after its loop.
         # the state each step started from: h0, then the outputs (a sequence that ended
         # has a zero da, whatever its row holds)
         before = getitem(concat([getitem(h0, index=(None,)), out], axis=0),
                          index=((None, -2, None),)) if needs[3] else None
-        hidden, inputs = _dim(w_hh.shape, 1), _dim(w_ih.shape, 1)
-        if hidden is not None and inputs is not None:
-            # every step's rows in one product per weight (a^T b adds one outer product per
-            # row), as the while_loop's gradient sums them after its loop
-            rows = reshape(da, shape=(-1, hidden))
-            dat = matrix_transpose(rows)
-            db = reduce_sum(rows, axis=0) if needs[4] or needs[5] else None
-            dw_ih = matmul(dat, reshape(x, shape=(-1, inputs))) if needs[2] else None
-            dw_hh = matmul(dat, reshape(before, shape=(-1, hidden))) if needs[3] else None
-        else:  # sizes known only when the graph runs: one product per step, then summed
-            dat = matrix_transpose(da)
-            db = reduce_sum(da, axis=(0, 1)) if needs[4] or needs[5] else None
-            dw_ih = reduce_sum(matmul(dat, x), axis=0) if needs[2] else None
-            dw_hh = reduce_sum(matmul(dat, before), axis=0) if needs[3] else None
+        # One product per step, then summed: each stays under the size at which OpenBLAS
+        # splits a product across threads. One product over every step's rows is split,
+        # and on a busy machine a split product waits for a descheduled thread, for longer
+        # than the whole RNN takes.
+        dat = matrix_transpose(da)
+        db = reduce_sum(da, axis=(0, 1)) if needs[4] or needs[5] else None
+        dw_ih = reduce_sum(matmul(dat, x), axis=0) if needs[2] else None
+        dw_hh = reduce_sum(matmul(dat, before), axis=0) if needs[3] else None
         grads += [dw_ih, dw_hh, db if needs[4] else None, db if needs[5] else None]
     else:
         grads += [None] * 4

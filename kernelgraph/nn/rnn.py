@@ -8,7 +8,9 @@ One cell, one formula (PyTorch's ``nn.RNNCell``)::
 semantics: outputs past a sequence's length are zero, and the final state of a sequence is
 its state at its length. Eager mode loops in Python over however many steps this batch has
 (a new graph per call: the dynamic story); static mode is one ``kg.while_loop`` node whose
-number of iterations is read from the fed data, so one graph serves every length.
+number of iterations is read from the fed data, so one graph serves every length -- or, for
+a plain tanh RNNCell on the host, one ``rnn_tanh_sequence`` node that loops over the steps
+inside its kernel (kernelgraph/ops/rnn_sequence.py), with the same values.
 
 >>> import kernelgraph as kg
 >>> import numpy as np
@@ -306,7 +308,8 @@ def dynamic_rnn(cell, inputs, sequence_length=None, initial_state=None, dtype=No
     (time first if ``time_major``).
 
     Eager tensors: a Python loop, recorded for ``backward()``. Graph nodes: a
-    ``kg.while_loop`` over however many steps the fed inputs have; batch and time may be
+    ``kg.while_loop`` over however many steps the fed inputs have (one
+    ``rnn_tanh_sequence`` node for a plain tanh RNNCell on the host); batch and time may be
     unknown (``placeholder([None, None, n])``), and ``kg.gradients`` reaches the inputs,
     ``initial_state`` and the cell's variables.
     """

@@ -450,6 +450,7 @@ def _one_node(cell, x, initial_state) -> bool:
     place = devices.current()
     return (type(cell) is RNNCell and cell.nonlinearity == "tanh" and x.dtype == cell.dtype
             and (place is None or place.type == "cpu") and isinstance(initial_state, Node)
+            and not isinstance(initial_state, Tensor)
             and initial_state.dtype == cell.dtype and _fits(x, 3, cell.input_size)
             and _fits(initial_state, 2, cell.hidden_size))
 

@@ -179,6 +179,8 @@ SAMPLES: dict[str, Sample] = {
         no_grad="its gradient refuses: the second derivative of softmax_cross_entropy"),
     "rnn_tanh_cell": S(u(2, 3), u(2, 4), u(4, 3), u(4, 4), u(4), u(4)),
     "lstm_cell": S(u(2, 3), u(2, 2), u(2, 2), u(8, 3), u(8, 2), u(8), u(8)),
+    "rnn_tanh_sequence": S(u(3, 2, 3), u(2, 4), u(4, 3), u(4, 4), u(4), u(4), np.array([3, 1])),
+    "rnn_tanh_sequence_grad": S(u(4, 2, 4), u(4, 2, 4), u(4, 4), np.array([3, 1])),
     # devices and the host
     "to_device": S(u(2, 3), device=DEVICE),
     "dim_size": S(u(2, 3), axis=1),

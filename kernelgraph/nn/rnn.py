@@ -8,7 +8,9 @@ One cell, one formula (PyTorch's ``nn.RNNCell``)::
 semantics: outputs past a sequence's length are zero, and the final state of a sequence is
 its state at its length. Eager mode loops in Python over however many steps this batch has
 (a new graph per call: the dynamic story); static mode is one ``kg.while_loop`` node whose
-number of iterations is read from the fed data, so one graph serves every length.
+number of iterations is read from the fed data, so one graph serves every length -- or, for
+a plain tanh RNNCell on the host, one ``rnn_tanh_sequence`` node that loops over the steps
+inside its kernel (kernelgraph/ops/rnn_sequence.py), with the same values.
 
 >>> import kernelgraph as kg
 >>> import numpy as np
@@ -47,7 +49,8 @@ from ..eager import Tensor, tensor
 from ..errors import shown
 from ..graph import Node, get_default_graph, shape_str, user_location
 from ..ops.control import dim_size, flatten, pack_as
-from ..static.control_flow import FuncGraph, build_while
+from ..ops.rnn_sequence import rnn_tanh_sequence
+from ..static.control_flow import FuncGraph, build_while, root_graph
 from ..static.variables import constant
 from . import init
 from .module import Module, _calls
@@ -305,7 +308,8 @@ def dynamic_rnn(cell, inputs, sequence_length=None, initial_state=None, dtype=No
     (time first if ``time_major``).
 
     Eager tensors: a Python loop, recorded for ``backward()``. Graph nodes: a
-    ``kg.while_loop`` over however many steps the fed inputs have; batch and time may be
+    ``kg.while_loop`` over however many steps the fed inputs have (one
+    ``rnn_tanh_sequence`` node for a plain tanh RNNCell on the host); batch and time may be
     unknown (``placeholder([None, None, n])``), and ``kg.gradients`` reaches the inputs,
     ``initial_state`` and the cell's variables.
     """
@@ -413,6 +417,8 @@ def _static_rnn(cell, inputs, sequence_length, initial_state, time_major):
     lengths = None
     if sequence_length is not None:
         lengths = _static_lengths(sequence_length, x)
+    if _one_node(cell, x, initial_state):
+        return _sequence_node(cell, x, initial_state, lengths, time_major)
 
     def keep_going(t, h):
         return t < steps
@@ -436,6 +442,38 @@ def _static_rnn(cell, inputs, sequence_length, initial_state, time_major):
     if not time_major:
         outputs = O.transpose(outputs, perm=(1, 0, 2))
     return outputs, final
+
+
+def _one_node(cell, x, initial_state) -> bool:
+    """Whether the loop can be one ``rnn_tanh_sequence`` node: a plain tanh RNNCell, on the
+    host, over inputs of its own dtype."""
+    place = devices.current()
+    return (type(cell) is RNNCell and cell.nonlinearity == "tanh" and x.dtype == cell.dtype
+            and (place is None or place.type == "cpu") and isinstance(initial_state, Node)
+            and not isinstance(initial_state, Tensor)
+            and initial_state.dtype == cell.dtype and _fits(x, 3, cell.input_size)
+            and _fits(initial_state, 2, cell.hidden_size))
+
+
+def _fits(node, rank, size) -> bool:
+    # (else the loop's cell call says what is wrong, in the cell's words)
+    return node.shape is None or (len(node.shape) == rank and node.shape[-1] in (None, size))
+
+
+def _sequence_node(cell, x, h0, lengths, time_major):
+    """The whole loop as one node (see kernelgraph/ops/rnn_sequence.py): the same values."""
+    _calls.stack.append(root_graph(x.graph))  # the cell's variables, as its call reads them
+    try:
+        w_ih, w_hh, b_ih, b_hh = cell.weights_now()
+    finally:
+        _calls.stack.pop()
+    if not cell.bias:
+        b_ih = b_hh = _zero_bias(cell.hidden_size, cell.dtype)
+    if lengths is None:
+        lengths = constant(np.zeros(0, np.int64), name="every_step")
+    both = rnn_tanh_sequence(x, h0, w_ih, w_hh, b_ih, b_hh, lengths, name="rnn_sequence")
+    outputs = both[:-1]
+    return (outputs if time_major else O.transpose(outputs, perm=(1, 0, 2))), both[-1]
 
 
 def _static_lengths(sequence_length, x):

@@ -16,12 +16,12 @@ from __future__ import annotations
 import numpy as np
 
 from .. import ops as O
-from ..ops import batch_norm as BN
 from ..eager import Tensor, no_grad, tensor
 from ..graph import Node, shape_str
+from ..ops import batch_norm as BN
 from . import functional as F
 from .init import copy_into
-from .layers import as_input, positive_int, shape_of
+from .layers import as_input, float_dtype, positive_int, shape_of
 from .module import Module
 
 __all__ = ["BatchNorm1d", "BatchNorm2d", "LayerNorm"]
@@ -42,13 +42,12 @@ class _BatchNorm(Module):
         self.num_features = positive_int(what, "num_features", num_features)
         self.eps, self.momentum = eps, momentum
         self.affine, self.track_running_stats, self.use_bias = affine, track_running_stats, bias
-        c = self.num_features
-        self.register_parameter("weight", tensor(np.ones(c, np.float32)) if affine else None)
-        self.register_parameter("bias", tensor(np.zeros(c, np.float32))
-                                if affine and bias else None)
+        c, dt = self.num_features, float_dtype(what, dtype)
+        self.register_parameter("weight", tensor(np.ones(c, dt)) if affine else None)
+        self.register_parameter("bias", tensor(np.zeros(c, dt)) if affine and bias else None)
         if track_running_stats:
-            self.register_buffer("running_mean", tensor(np.zeros(c, np.float32)))
-            self.register_buffer("running_var", tensor(np.ones(c, np.float32)))
+            self.register_buffer("running_mean", tensor(np.zeros(c, dt)))
+            self.register_buffer("running_var", tensor(np.ones(c, dt)))
             self.register_buffer("num_batches_tracked", tensor(np.array(0, np.int64)))
         else:
             for name in ("running_mean", "running_var", "num_batches_tracked"):

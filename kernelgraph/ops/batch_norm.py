@@ -15,8 +15,8 @@ each (PyTorch's CPU kernels' plan), in place of a dozen elementwise and reduce o
 
 Second derivatives: when eager mode records the backward (``create_graph=True``) the rule
 is written with the elementwise and reduce ops instead, which have gradients of their own;
-in a static graph the fused backward ops have none (a second ``gradients`` through them
-says so). Kernels: :mod:`kernelgraph.kernels.batch_norm` and its CUDA twin.
+in a static graph the fused backward ops refuse a gradient (NotImplementedError).
+Kernels: :mod:`kernelgraph.kernels.batch_norm` and its CUDA twin.
 
 >>> import numpy as np
 >>> x = np.array([[1.0, 2.0], [3.0, 6.0]])
@@ -179,6 +179,15 @@ def _grad(g, out, needs, attrs, x, stats, weight, bias):
             _row(sums, 0) if needs[3] else None)
 
 
+def _refused(name):
+    def grad(g, out, needs, attrs, *inputs):
+        raise NotImplementedError(
+            f"{name}: the gradient of batch_norm's gradient in a graph is not implemented; "
+            "take second derivatives through batch normalisation in eager mode "
+            "(create_graph=True records them with elementwise and reduce ops)")
+    return grad
+
+
 batch_norm_stats = define(
     "batch_norm_stats", _CPU["batch_norm_stats"], _stats_infer, None, traits=("fresh",),
     reference=K.reference_stats, cuda=lambda k: _CUDA("batch_norm_stats"), inputs=1,
@@ -194,15 +203,16 @@ batch_norm = define(
         "(3, C): in training mode batch_norm_stats(x, eps) of this x (x's gradient then "
         "includes theirs), else running statistics; as torch.native_batch_norm.")
 batch_norm_grad_sums = define(
-    "batch_norm_grad_sums", _CPU["batch_norm_grad_sums"], _sums_infer, None,
-    traits=("fresh",), reference=K.reference_grad_sums,
+    "batch_norm_grad_sums", _CPU["batch_norm_grad_sums"], _sums_infer,
+    _refused("batch_norm_grad_sums"), saves=(), traits=("fresh",), reference=K.reference_grad_sums,
     cuda=lambda k: _CUDA("batch_norm_grad_sums"), inputs=3,
     doc="batch_norm's backward sums per channel: [sum(g), sum(g * (x - mean)) * invstd] "
         "-> (2, C) (the bias's and the weight's gradients).")
 batch_norm_grad_input = define(
     "batch_norm_grad_input", _CPU["batch_norm_grad_input"],
-    lambda s, d, attrs: _check("batch_norm_grad_input", s, d, _INPUT), None,
-    traits=("fresh",), reference=K.reference_grad_input,
+    lambda s, d, attrs: _check("batch_norm_grad_input", s, d, _INPUT),
+    _refused("batch_norm_grad_input"), saves=(), traits=("fresh",),
+    reference=K.reference_grad_input,
     cuda=lambda k: _CUDA("batch_norm_grad_input"), inputs=5, attr_names=("training",),
     doc="batch_norm's gradient for x from g, x, stats, weight and batch_norm_grad_sums' "
         "sums: training mode includes the statistics' dependence on x.")

@@ -1,0 +1,196 @@
+"""Batch normalisation's fused ops (kernelgraph/ops/batch_norm.py) behind nn.BatchNorm1d/2d:
+PyTorch's recorded outputs, running statistics and gradients (tests/recorded/batchnorm.json),
+finite differences of the module (first and second derivatives), both modes, and the errors.
+The op cards themselves (reference, finite differences, CUDA) are checked in
+tests/test_op_cards.py."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import kernelgraph as kg
+from kernelgraph import nn
+from kernelgraph.kernels import batch_norm as K
+from kernelgraph.ops import batch_norm as B
+from tests.test_ops import FD_TOL, finite_difference_grad
+
+CASES = ["bn1d_nc", "bn1d_ncl", "bn2d", "bn2d_momentum_none", "bn2d_affine_false",
+         "bn2d_no_running", "bn2d_eval", "bn1d_eval", "bn2d_float64"]
+
+
+def _close(got, want, dtype, what):
+    tol = {"rtol": 1e-12, "atol": 1e-12} if dtype == "float64" else {"rtol": 2e-5, "atol": 2e-5}
+    np.testing.assert_allclose(np.asarray(got, np.float64), np.asarray(want, np.float64),
+                               err_msg=what, **tol)
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_matches_recorded_torch(name, recorded):
+    case = recorded("batchnorm")["cases"][name]
+    assert name in recorded("batchnorm")["cases"] and len(CASES) == len(
+        recorded("batchnorm")["cases"])
+    dtype = case["dtype"]
+    bn = getattr(nn, case["module"])(len(case["steps"][0]["x"][0]), dtype=getattr(kg, dtype),
+                                     **case["kwargs"])
+    if bn.affine:
+        bn.weight.data = kg.tensor(np.array(case["weight"], dtype))
+        bn.bias.data = kg.tensor(np.array(case["bias"], dtype))
+    elif dtype == "float64":
+        pytest.fail("the float64 case has parameters")
+    for k, step in enumerate(case["steps"]):
+        if case["mode"] == "eval" and k == 1:
+            bn.eval()
+        x = kg.tensor(np.array(step["x"], dtype), requires_grad=True)
+        y = bn(x)
+        assert step["grad_fn"] == "NativeBatchNormBackward0"
+        assert repr(y.grad_fn).startswith(f"<{step['grad_fn']} ")
+        y.backward(kg.tensor(np.array(step["g"], dtype)))
+        where = f"{name} step {k}"
+        assert y.dtype == np.dtype(dtype)
+        _close(y.detach().numpy(), step["y"], dtype, f"{where}: output")
+        _close(x.grad.numpy(), step["dx"], dtype, f"{where}: x's gradient")
+        if bn.affine:
+            _close(bn.weight.grad.numpy(), step["dweight"], dtype, f"{where}: weight's gradient")
+            _close(bn.bias.grad.numpy(), step["dbias"], dtype, f"{where}: bias's gradient")
+            bn.weight.grad = bn.bias.grad = None
+        if bn.track_running_stats:
+            _close(bn.running_mean.numpy(), step["running_mean"], dtype, f"{where}: mean")
+            _close(bn.running_var.numpy(), step["running_var"], dtype, f"{where}: var")
+            assert int(bn.num_batches_tracked.item()) == step["num_batches_tracked"]
+
+
+def test_statistics_summed_in_float64():
+    """A float32 batch whose mean is large against its spread: float32 sums would lose the
+    variance; the kernel's float64 sums give the float64 reference rounded."""
+    x = (np.random.default_rng(1).normal(size=(64, 2, 32)) + 3000.0).astype(np.float32)
+    got = B.batch_norm_stats(x, eps=1e-5)
+    x64 = x.astype(np.float64)
+    var = x64.var(axis=(0, 2))
+    np.testing.assert_array_equal(got[0], x64.mean(axis=(0, 2)).astype(np.float32))
+    np.testing.assert_allclose(got[1], var, rtol=1e-6)
+    np.testing.assert_allclose(got[2], 1 / np.sqrt(var + 1e-5), rtol=1e-6)
+
+
+def _module(x0, w0, b0, training=True):
+    bn = nn.BatchNorm2d(x0.shape[1], dtype=kg.float64)
+    bn.weight.data, bn.bias.data = kg.tensor(w0), kg.tensor(b0)
+    if not training:
+        bn.running_mean.data = kg.tensor(np.array([0.3, -0.2]))
+        bn.running_var.data = kg.tensor(np.array([1.5, 0.7]))
+        bn.eval()
+    return bn
+
+
+_r = np.random.default_rng(7)
+X0, G0 = _r.normal(size=(3, 2, 2, 3)) * 1.5 + 0.5, _r.normal(size=(3, 2, 2, 3))
+W0, B0 = _r.uniform(0.5, 1.5, 2), _r.uniform(-0.5, 0.5, 2)
+
+
+def _loss_np(x, w, b, training):
+    bn = _module(x, w, b, training)
+    with kg.no_grad():
+        return float((bn(kg.tensor(x)).numpy() * G0).sum())
+
+
+@pytest.mark.parametrize("training", [True, False])
+def test_gradients_match_finite_differences(training):
+    bn = _module(X0, W0, B0, training)
+    x = kg.tensor(X0, requires_grad=True)
+    (bn(x) * kg.tensor(G0)).sum().backward()
+    args = [X0, W0, B0]
+    for i, got in enumerate((x.grad, bn.weight.grad, bn.bias.grad)):
+        want = finite_difference_grad(lambda *a: _loss_np(*a, training), args, i)
+        np.testing.assert_allclose(got.numpy(), want, **FD_TOL)
+
+
+@pytest.mark.parametrize("training", [True, False])
+def test_second_derivatives_match_finite_differences(training):
+    """create_graph=True records the backward as elementwise and reduce ops: the gradient's
+    own gradient (of |dx|**2 + dweight) matches finite differences of the first gradients."""
+    def first(x0, w0):
+        bn = _module(x0, w0, B0, training)
+        x = kg.tensor(x0, requires_grad=True)
+        dx, dw = kg.autograd.grad((bn(x) * kg.tensor(G0)).sum(), [x, bn.weight],
+                                  create_graph=True)
+        return x, bn, (dx * dx).sum() + (dw * dw).sum()
+
+    x, bn, total = first(X0, W0)
+    total.backward()
+
+    def value(x0, w0):
+        return float(first(x0, w0)[2].detach().numpy())
+
+    for i, got in enumerate((x.grad, bn.weight.grad)):
+        want = finite_difference_grad(value, [X0, W0], i)
+        np.testing.assert_allclose(got.numpy(), want, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("training", [True, False])
+def test_static_mode_gives_eager_bits(training):
+    """In a graph (running statistics or none tracked) the same ops give the same bits,
+    forward and gradients."""
+    bn = _module(X0, W0, B0, training)
+    if training:
+        bn = nn.BatchNorm2d(2, dtype=kg.float64, track_running_stats=False)
+        bn.weight.data, bn.bias.data = kg.tensor(W0), kg.tensor(B0)
+    x = kg.tensor(X0, requires_grad=True)
+    y = bn(x)
+    (y * kg.tensor(G0)).sum().backward()
+    with kg.Graph().as_default() as g:
+        xp = kg.placeholder(kg.float64, shape=X0.shape)
+        yp = bn(xp)
+        assert "batch_norm" in {n.op.name for n in g.nodes}
+        dxp = kg.gradients(kg.sum(yp * kg.constant(G0)), [xp])[0]
+        init = kg.global_variables_initializer()
+    with kg.Session(g) as sess:
+        sess.run(init)
+        yv, dxv = sess.run([yp, dxp], {xp: X0})
+    np.testing.assert_array_equal(yv, y.detach().numpy())
+    np.testing.assert_array_equal(dxv, x.grad.numpy())
+
+
+def test_second_gradients_in_a_graph_are_refused():
+    with kg.Graph().as_default():
+        xp = kg.placeholder(kg.float64, shape=X0.shape)
+        y = B.batch_norm(xp, B.batch_norm_stats(xp), kg.constant(W0), kg.constant(B0))
+        dx = kg.gradients(kg.sum(y * kg.constant(G0)), [xp])[0]
+        with pytest.raises(NotImplementedError, match="batch_norm_grad_input: the gradient"):
+            kg.gradients(kg.sum(dx * dx), [xp])
+
+
+def test_mixed_dtypes_keep_the_elementwise_path():
+    """A float64 input to float32 parameters (which the fused kernels do not take) still
+    normalises, as before, with the promoted elementwise ops."""
+    bn = nn.BatchNorm1d(2)
+    y = bn(kg.tensor(np.array([[1.0, 2.0], [3.0, 6.0]])))
+    assert y.dtype == kg.float64 and not repr(y.grad_fn).startswith("<NativeBatchNorm")
+    np.testing.assert_allclose(y.detach().numpy(), [[-1.0, -1.0], [1.0, 1.0]], rtol=1e-4)
+
+
+def test_errors_name_what_was_expected():
+    x = np.ones((2, 3, 4))
+    with pytest.raises(kg.errors.ShapeError, match=r"stats of shape \(3, 3\)"):
+        B.batch_norm(x, np.ones((3, 2)), np.ones(3), np.zeros(3))
+    with pytest.raises(kg.errors.ShapeError, match=r"weight of shape \(3,\)"):
+        B.batch_norm(x, np.ones((3, 3)), np.ones(4), np.zeros(3))
+    with pytest.raises(kg.errors.ShapeError, match="at least 2 dims"):
+        B.batch_norm_stats(np.ones(3))
+    with pytest.raises(TypeError, match="floating inputs of one dtype"):
+        B.batch_norm(x, np.ones((3, 3), np.float32), np.ones(3), np.zeros(3))
+    with pytest.raises(TypeError, match="floating"):
+        B.batch_norm_stats(np.ones((2, 3), np.int64))
+    with pytest.raises(kg.errors.ShapeError, match="one shape"):
+        B.batch_norm_grad_sums(np.ones((2, 3, 5)), x, np.ones((3, 3)))
+    with pytest.raises(ValueError, match="more than 1 value per channel"):
+        nn.BatchNorm2d(3)(kg.ones(1, 3, 1, 1))
+
+
+def test_kernels_take_strided_inputs():
+    """A transposed (non-contiguous) input gives the contiguous copy's numbers."""
+    x = np.random.default_rng(3).normal(size=(5, 4, 3)).transpose(2, 1, 0)
+    s = B.batch_norm_stats(x)
+    np.testing.assert_array_equal(s, B.batch_norm_stats(np.ascontiguousarray(x)))
+    np.testing.assert_allclose(B.batch_norm(x, s, np.ones(4), np.zeros(4)),
+                               K.reference(x, s, np.ones(4), np.zeros(4)), rtol=1e-12,
+                               atol=1e-12)

@@ -179,13 +179,19 @@ def _grad(g, out, needs, attrs, x, stats, weight, bias):
             _row(sums, 0) if needs[3] else None)
 
 
-def _refused(name):
-    def grad(g, out, needs, attrs, *inputs):
-        raise NotImplementedError(
-            f"{name}: the gradient of batch_norm's gradient in a graph is not implemented; "
-            "take second derivatives through batch normalisation in eager mode "
-            "(create_graph=True records them with elementwise and reduce ops)")
-    return grad
+def _refuse(name: str):
+    raise NotImplementedError(
+        f"{name}: the gradient of batch_norm's gradient in a graph is not implemented; "
+        "take second derivatives through batch normalisation in eager mode "
+        "(create_graph=True records them with elementwise and reduce ops)")
+
+
+def _refuse_sums(g, out, needs, attrs, dy, x, stats):
+    _refuse("batch_norm_grad_sums")
+
+
+def _refuse_input(g, out, needs, attrs, dy, x, stats, weight, sums):
+    _refuse("batch_norm_grad_input")
 
 
 batch_norm_stats = define(
@@ -204,14 +210,14 @@ batch_norm = define(
         "includes theirs), else running statistics; as torch.native_batch_norm.")
 batch_norm_grad_sums = define(
     "batch_norm_grad_sums", _CPU["batch_norm_grad_sums"], _sums_infer,
-    _refused("batch_norm_grad_sums"), saves=(), traits=("fresh",), reference=K.reference_grad_sums,
+    _refuse_sums, saves=(), traits=("fresh",), reference=K.reference_grad_sums,
     cuda=lambda k: _CUDA("batch_norm_grad_sums"), inputs=3,
     doc="batch_norm's backward sums per channel: [sum(g), sum(g * (x - mean)) * invstd] "
         "-> (2, C) (the bias's and the weight's gradients).")
 batch_norm_grad_input = define(
     "batch_norm_grad_input", _CPU["batch_norm_grad_input"],
     lambda s, d, attrs: _check("batch_norm_grad_input", s, d, _INPUT),
-    _refused("batch_norm_grad_input"), saves=(), traits=("fresh",),
+    _refuse_input, saves=(), traits=("fresh",),
     reference=K.reference_grad_input,
     cuda=lambda k: _CUDA("batch_norm_grad_input"), inputs=5, attr_names=("training",),
     doc="batch_norm's gradient for x from g, x, stats, weight and batch_norm_grad_sums' "

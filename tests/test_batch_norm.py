@@ -194,3 +194,25 @@ def test_kernels_take_strided_inputs():
     np.testing.assert_allclose(B.batch_norm(x, s, np.ones(4), np.zeros(4)),
                                K.reference(x, s, np.ones(4), np.zeros(4)), rtol=1e-12,
                                atol=1e-12)
+
+
+@pytest.mark.skipif(not kg.cuda.is_available(), reason="no CUDA")
+def test_cuda_sums_give_the_cpu_bits():
+    """The CUDA kernels sum in the CPU loops' two levels and order: the same statistics and
+    backward sums, bit for bit (a module step on the GPU then matches the CPU's closely)."""
+    r = np.random.default_rng(5)
+    x, g = (r.normal(size=(3, 2, 2, 3)) + 4.0).astype(np.float32), r.normal(size=(3, 2, 2, 3))
+    g = g.astype(np.float32)
+    s = B.batch_norm_stats(x)
+    on = [kg.tensor(a).to("cuda") for a in (x, g, s)]
+    np.testing.assert_array_equal(B.batch_norm_stats(on[0]).cpu().numpy(), s)
+    np.testing.assert_array_equal(B.batch_norm_grad_sums(on[1], on[0], on[2]).cpu().numpy(),
+                                  B.batch_norm_grad_sums(g, x, s))
+    bn = nn.BatchNorm2d(2)
+    xt = kg.tensor(x, requires_grad=True)
+    bn(xt).backward(kg.tensor(g))
+    bn_gpu = nn.BatchNorm2d(2).to("cuda")
+    xg = kg.tensor(x).to("cuda").requires_grad_(True)
+    bn_gpu(xg).backward(kg.tensor(g).to("cuda"))
+    np.testing.assert_allclose(xg.grad.cpu().numpy(), xt.grad.numpy(), rtol=1e-5, atol=1e-6)
+    np.testing.assert_array_equal(bn_gpu.running_var.cpu().numpy(), bn.running_var.numpy())

@@ -5,7 +5,7 @@ product of the dims after the channels, 1 for (N, C)):
 - :func:`stats`: per channel the mean, the biased variance and ``1 / sqrt(var + eps)``, summed
   in float64 in two sweeps over the channel's values (the mean, then the squared deviations
   from it, as PyTorch does); a channel's values are a few hundred KB at most in a CNN, so
-  the second sweep reads them from cache;
+  the second sweep reads them from cache (the sums are two-level: see ``_total``);
 - :func:`apply`: ``y = x * a + b'`` with ``a = invstd * weight`` and ``b' = bias - mean * a``
   per channel: one multiply-add per value, in x's dtype, as PyTorch's;
 - :func:`grad_sums`: the backward's two reductions in one sweep, ``sum(g)`` (the bias's
@@ -25,7 +25,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import prange
+from numba import njit, prange
 
 from .conv import THREADED_MIN_WORK
 from .loops import by_work
@@ -39,22 +39,34 @@ def as_ncl(x: ndarray) -> ndarray:
     return np.ascontiguousarray(x).reshape(n, c, -1)
 
 
+# The sums are two-level: a float64 partial sum per position along L, over the batch, then
+# those L partial sums in order. The partial sums are independent of each other, so the
+# inner loop vectorises (one running sum would wait on each add), and the order is fixed,
+# so every machine gives the same bits.
+@njit(cache=True)
+def _total(parts):
+    s = 0.0
+    for i in range(parts.shape[0]):
+        s += parts[i]
+    return s
+
+
 @by_work(THREADED_MIN_WORK)
 def _stats(x, eps, out):
     n_, c_, l_ = x.shape
     m = n_ * l_
     for c in prange(c_):
-        s = 0.0
+        parts = np.zeros(l_)
         for n in range(n_):
             for i in range(l_):
-                s += np.float64(x[n, c, i])
-        mean = s / m
-        v = 0.0
+                parts[i] += x[n, c, i]
+        mean = _total(parts) / m
+        parts[:] = 0.0
         for n in range(n_):
             for i in range(l_):
                 d = np.float64(x[n, c, i]) - mean
-                v += d * d
-        var = v / m
+                parts[i] += d * d
+        var = _total(parts) / m
         out[0, c] = mean
         out[1, c] = var
         out[2, c] = 1.0 / math.sqrt(var + eps)
@@ -76,15 +88,14 @@ def _grad_sums(g, x, stats, out):
     n_, c_, l_ = x.shape
     for c in prange(c_):
         mean = np.float64(stats[0, c])
-        s = 0.0
-        dot = 0.0
+        sums, dots = np.zeros(l_), np.zeros(l_)
         for n in range(n_):
             for i in range(l_):
                 gv = np.float64(g[n, c, i])
-                s += gv
-                dot += gv * (np.float64(x[n, c, i]) - mean)
-        out[0, c] = s
-        out[1, c] = dot * np.float64(stats[2, c])
+                sums[i] += gv
+                dots[i] += gv * (np.float64(x[n, c, i]) - mean)
+        out[0, c] = _total(sums)
+        out[1, c] = _total(dots) * np.float64(stats[2, c])
 
 
 @by_work(THREADED_MIN_WORK)

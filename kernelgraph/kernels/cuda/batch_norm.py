@@ -1,8 +1,7 @@
-"""CUDA batch normalisation (:mod:`kernelgraph.kernels.batch_norm`): one thread per channel
-for the two reductions (the statistics, the backward's sums), summing in float64 in the CPU
-loops' order, so they give the CPU's bits; one thread per value for the normalisation and
-x's gradient. A CNN's few channels leave most of a GPU idle in the reductions: they are
-correct, not yet tuned.
+"""CUDA batch normalisation (:mod:`kernelgraph.kernels.batch_norm`): the sums are the CPU
+loops' two levels, in their order: one thread per (channel, position along L) sums over the
+batch in float64 into a (C, L) scratch array, then one thread per channel adds its row in
+order. One thread per value for the normalisation and x's gradient.
 """
 
 from __future__ import annotations
@@ -15,25 +14,69 @@ from numba import cuda
 from . import core, launcher
 
 
+@cuda.jit(device=True)
+def _total(parts, c):
+    s = 0.0
+    for i in range(parts.shape[1]):
+        s += parts[c, i]
+    return s
+
+
 @cuda.jit
-def _stats(x, eps, out):
+def _parts_sum(x, parts):
     n_, c_, l_ = x.shape
-    m = n_ * l_
-    for c in range(cuda.grid(1), c_, cuda.gridsize(1)):
+    for p in range(cuda.grid(1), c_ * l_, cuda.gridsize(1)):
+        c, i = p // l_, p % l_
         s = 0.0
         for n in range(n_):
-            for i in range(l_):
-                s += np.float64(x[n, c, i])
-        mean = s / m
-        v = 0.0
+            s += np.float64(x[n, c, i])
+        parts[c, i] = s
+
+
+@cuda.jit
+def _parts_squares(x, out, parts):
+    n_, c_, l_ = x.shape
+    for p in range(cuda.grid(1), c_ * l_, cuda.gridsize(1)):
+        c, i = p // l_, p % l_
+        mean = out[0, c]
+        s = 0.0
         for n in range(n_):
-            for i in range(l_):
-                d = np.float64(x[n, c, i]) - mean
-                v += d * d
-        var = v / m
-        out[0, c] = mean
-        out[1, c] = var
-        out[2, c] = 1.0 / math.sqrt(var + eps)
+            d = np.float64(x[n, c, i]) - mean
+            s += d * d
+        parts[c, i] = s
+
+
+@cuda.jit
+def _finish(parts, m, row, eps, out):
+    """out[row, c] = the channel's total / m; for the variance (row 1) also invstd."""
+    for c in range(cuda.grid(1), out.shape[1], cuda.gridsize(1)):
+        v = _total(parts, c) / m
+        out[row, c] = v
+        if row == 1:
+            out[2, c] = 1.0 / math.sqrt(v + eps)
+
+
+@cuda.jit
+def _parts_dot(g, x, stats, sums, dots):
+    n_, c_, l_ = x.shape
+    for p in range(cuda.grid(1), c_ * l_, cuda.gridsize(1)):
+        c, i = p // l_, p % l_
+        mean = np.float64(stats[0, c])
+        s = 0.0
+        t = 0.0
+        for n in range(n_):
+            gv = np.float64(g[n, c, i])
+            s += gv
+            t += gv * (np.float64(x[n, c, i]) - mean)
+        sums[c, i] = s
+        dots[c, i] = t
+
+
+@cuda.jit
+def _finish_sums(sums, dots, stats, out):
+    for c in range(cuda.grid(1), out.shape[1], cuda.gridsize(1)):
+        out[0, c] = _total(sums, c)
+        out[1, c] = _total(dots, c) * np.float64(stats[2, c])
 
 
 @cuda.jit
@@ -44,22 +87,6 @@ def _apply(x, stats, weight, bias, out):
         n, i = p // (l_ * c_), p % l_
         a = stats[2, c] * weight[c]
         out[n, c, i] = x[n, c, i] * a + (bias[c] - stats[0, c] * a)
-
-
-@cuda.jit
-def _grad_sums(g, x, stats, out):
-    n_, c_, l_ = x.shape
-    for c in range(cuda.grid(1), c_, cuda.gridsize(1)):
-        mean = np.float64(stats[0, c])
-        s = 0.0
-        dot = 0.0
-        for n in range(n_):
-            for i in range(l_):
-                gv = np.float64(g[n, c, i])
-                s += gv
-                dot += gv * (np.float64(x[n, c, i]) - mean)
-        out[0, c] = s
-        out[1, c] = dot * np.float64(stats[2, c])
 
 
 @cuda.jit
@@ -107,9 +134,15 @@ def _cast(out64, dtype):
 
 def stats(x, eps):
     x3 = _ncl(x)
-    out = core.full((3, x3.shape[1]), np.nan, np.float64)
-    if x3.shape[0] * x3.shape[2]:
-        _launch(_stats, x3.shape[1], x3, float(eps), out)
+    c_, l_ = x3.shape[1], x3.shape[2]
+    out = core.full((3, c_), np.nan, np.float64)
+    if x3.shape[0] * l_:
+        parts = core.empty((c_, l_), np.float64)
+        m = float(x3.shape[0] * l_)
+        _launch(_parts_sum, c_ * l_, x3, parts)
+        _launch(_finish, c_, parts, m, 0, float(eps), out)
+        _launch(_parts_squares, c_ * l_, x3, out, parts)
+        _launch(_finish, c_, parts, m, 1, float(eps), out)
     return _cast(out, np.dtype(x.dtype))
 
 
@@ -122,8 +155,12 @@ def apply(x, stats_, weight, bias):
 
 def grad_sums(g, x, stats_):
     x3 = _ncl(x)
-    out = core.full((2, x3.shape[1]), 0, np.float64)
-    _launch(_grad_sums, x3.shape[1], _ncl(g), x3, stats_, out)
+    c_, l_ = x3.shape[1], x3.shape[2]
+    out = core.full((2, c_), 0, np.float64)
+    if x3.size:
+        sums, dots = core.empty((c_, l_), np.float64), core.empty((c_, l_), np.float64)
+        _launch(_parts_dot, c_ * l_, _ncl(g), x3, stats_, sums, dots)
+        _launch(_finish_sums, c_, sums, dots, stats_, out)
     return _cast(out, np.dtype(x.dtype))
 
 

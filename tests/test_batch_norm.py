@@ -216,3 +216,60 @@ def test_cuda_sums_give_the_cpu_bits():
     bn_gpu(xg).backward(kg.tensor(g).to("cuda"))
     np.testing.assert_allclose(xg.grad.cpu().numpy(), xt.grad.numpy(), rtol=1e-5, atol=1e-6)
     np.testing.assert_array_equal(bn_gpu.running_var.cpu().numpy(), bn.running_var.numpy())
+
+
+@pytest.mark.parametrize("layout", ["nhwc", "nchw"])
+def test_tf1_fused_batch_norm_matches_recorded_tf(layout, recorded):
+    """tf.nn.fused_batch_norm and tf.layers.batch_normalization (training, 4-D: TF's fused
+    kernel) give TF's outputs, batch statistics (the variance unbiased), gradients and
+    moving averages, and run on the fused ops."""
+    import kernelgraph.compat.v1 as tf
+
+    case = recorded("batchnorm")["tf1"][layout]
+    x0, g0 = np.array(case["x"], np.float32), np.array(case["g"], np.float32)
+    axis = 3 if case["data_format"] == "NHWC" else 1
+    with tf.Graph().as_default() as graph:
+        x = tf.placeholder(tf.float32, x0.shape)
+        y, mean, var = tf.nn.fused_batch_norm(x, np.array(case["scale"], np.float32),
+                                              np.array(case["offset"], np.float32),
+                                              epsilon=1e-3, data_format=case["data_format"])
+        (dx,) = tf.gradients(y, [x], grad_ys=[tf.constant(g0)])
+        ly = tf.layers.batch_normalization(x, axis=axis, training=True, momentum=0.9)
+        lgrads = tf.gradients(ly, [x] + tf.trainable_variables(), grad_ys=[tf.constant(g0)])
+        updates = tf.get_collection(tf.GraphKeys.UPDATE_OPS)
+        moving = [v for v in tf.global_variables() if "moving" in v.name]
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            got = sess.run([y, mean, var, dx, ly, lgrads], {x: x0})
+            sess.run(updates, {x: x0})
+            got_moving = sess.run(moving)
+    names = [n.op.name for n in graph.nodes]
+    assert names.count("batch_norm") == 2 and names.count("batch_norm_grad_input") == 2
+    want = [case["y"], case["batch_mean"], case["batch_var"], case["dx"], case["layer_y"]]
+    for k, (a, b) in enumerate(zip(got[:5], want)):
+        np.testing.assert_allclose(a, b, rtol=2e-5, atol=2e-5, err_msg=f"value {k}")
+    for a, b in zip(got[5], case["layer_grads"]):
+        np.testing.assert_allclose(a, b, rtol=2e-5, atol=2e-4)
+    np.testing.assert_allclose(got_moving[0], case["moving_mean"], rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(got_moving[1], case["moving_variance"], rtol=1e-5, atol=1e-6)
+
+
+def test_tf1_fused_batch_norm_inference_and_errors():
+    import kernelgraph.compat.v1 as tf
+
+    x0 = np.random.default_rng(4).normal(size=(2, 3, 2, 2)).astype(np.float32)
+    m, v = np.array([0.1, -0.2, 0.3], np.float32), np.array([1.5, 0.5, 2.0], np.float32)
+    s, o = np.array([1.0, 2.0, 0.5], np.float32), np.array([0.0, 0.1, -0.1], np.float32)
+    with tf.Graph().as_default():
+        y, _, _ = tf.nn.fused_batch_norm(tf.constant(x0), s, o, mean=m, variance=v,
+                                         data_format="NCHW", is_training=False)
+        with tf.Session() as sess:
+            got = sess.run(y)
+        with pytest.raises(ValueError, match="both mean and variance"):
+            tf.nn.fused_batch_norm(tf.constant(x0), s, o, is_training=False)
+        with pytest.raises(ValueError, match="4-D input"):
+            tf.nn.fused_batch_norm(tf.constant(x0[0]), s, o)
+    view = (1, 3, 1, 1)
+    want = (x0 - m.reshape(view)) / np.sqrt(v.reshape(view) + 1e-3) * s.reshape(view) \
+        + o.reshape(view)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)

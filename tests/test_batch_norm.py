@@ -273,3 +273,26 @@ def test_tf1_fused_batch_norm_inference_and_errors():
     want = (x0 - m.reshape(view)) / np.sqrt(v.reshape(view) + 1e-3) * s.reshape(view) \
         + o.reshape(view)
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
+def test_rows_of_channels_give_the_channel_loops_bits():
+    """(N, C) inputs (and NHWC ones as rows) run loops over rows in memory order; they sum in
+    the channel loops' order, so both give the same bits."""
+    r = np.random.default_rng(6)
+    x, g = (r.normal(size=(9, 3)) + 5.0).astype(np.float32), r.normal(size=(9, 3))
+    g, w, b = g.astype(np.float32), r.uniform(size=3).astype(np.float32), np.ones(3, np.float32)
+    x3, g3 = x[:, :, None], g[:, :, None]
+    s, s3 = K.stats(x, 1e-5), np.empty((3, 3))
+    K._stats.serial(x3, 1e-5, s3)
+    np.testing.assert_array_equal(s, s3.astype(np.float32))
+    sums, sums3 = K.grad_sums(g, x, s), np.empty((2, 3))
+    K._grad_sums.serial(g3, x3, s, sums3)
+    np.testing.assert_array_equal(sums, sums3.astype(np.float32))
+    for training in (True, False):
+        dx3 = np.empty_like(x3)
+        K._grad_input.serial(g3, x3, s, w, sums, training, dx3)
+        np.testing.assert_array_equal(K.grad_input(g, x, s, w, sums, training), dx3[:, :, 0])
+    y3 = np.empty_like(x3)
+    K._apply.serial(x3, s, w, b, y3)
+    np.testing.assert_array_equal(K.apply(x, s, w, b), y3[:, :, 0])
+    np.testing.assert_allclose(K.apply(x, s, w, b), K.reference(x, s, w, b), rtol=1e-5)

@@ -119,11 +119,76 @@ def _grad_input(g, x, stats, weight, sums, training, out):
                     out[n, c, i] = g[n, c, i] * scale
 
 
+# Rows of C values ((N, C) inputs, or NHWC ones seen as (N*H*W, C)): the loops above would
+# walk each channel down a column; these walk the rows in memory order, keeping a partial
+# sum per channel, the sums above with L = 1, in the same order (the same bits).
+@njit(cache=True)
+def _stats_rows(x, eps, out):
+    n_, c_ = x.shape
+    parts = np.zeros(c_)
+    for n in range(n_):
+        for c in range(c_):
+            parts[c] += x[n, c]
+    mean = parts / n_
+    parts[:] = 0.0
+    for n in range(n_):
+        for c in range(c_):
+            d = np.float64(x[n, c]) - mean[c]
+            parts[c] += d * d
+    for c in range(c_):
+        var = parts[c] / n_
+        out[0, c] = mean[c]
+        out[1, c] = var
+        out[2, c] = 1.0 / math.sqrt(var + eps)
+
+
+@njit(cache=True)
+def _apply_rows(x, stats, weight, bias, out):
+    a = stats[2] * weight
+    b = bias - stats[0] * a
+    for n in range(x.shape[0]):
+        for c in range(x.shape[1]):
+            out[n, c] = x[n, c] * a[c] + b[c]
+
+
+@njit(cache=True)
+def _grad_sums_rows(g, x, stats, out):
+    n_, c_ = x.shape
+    mean = stats[0].astype(np.float64)
+    sums, dots = np.zeros(c_), np.zeros(c_)
+    for n in range(n_):
+        for c in range(c_):
+            gv = np.float64(g[n, c])
+            sums[c] += gv
+            dots[c] += gv * (np.float64(x[n, c]) - mean[c])
+    for c in range(c_):
+        out[0, c] = sums[c]
+        out[1, c] = dots[c] * np.float64(stats[2, c])
+
+
+@njit(cache=True)
+def _grad_input_rows(g, x, stats, weight, sums, training, out):
+    n_, c_ = x.shape
+    invstd = stats[2].astype(np.float64)
+    scale = invstd * weight.astype(np.float64)
+    k = sums[1].astype(np.float64) * invstd / n_
+    gmean = sums[0].astype(np.float64) / n_
+    mean = stats[0].astype(np.float64)
+    for n in range(n_):
+        for c in range(c_):
+            if training:
+                out[n, c] = (g[n, c] - gmean[c] - (x[n, c] - mean[c]) * k[c]) * scale[c]
+            else:
+                out[n, c] = g[n, c] * scale[c]
+
+
 def stats(x: ndarray, eps: float) -> ndarray:
     """(3, C) in x's dtype: each channel's mean, biased variance and 1 / sqrt(var + eps)."""
     x3 = as_ncl(x)
     out = np.empty((3, x3.shape[1]), np.float64)
-    if x3.shape[0] * x3.shape[2]:
+    if x3.shape[2] == 1 and x3.shape[0]:
+        _stats_rows(x3[:, :, 0], float(eps), out)
+    elif x3.shape[0] * x3.shape[2]:
         _stats(x3.size, x3, float(eps), out)
     else:  # no values: PyTorch's NaN mean and variance
         out[:2] = np.nan
@@ -135,7 +200,10 @@ def apply(x: ndarray, stats_: ndarray, weight: ndarray, bias: ndarray) -> ndarra
     """x normalised with ``stats_`` (:func:`stats`' rows), scaled by weight, shifted by bias."""
     x3 = as_ncl(x)
     out = np.empty(x3.shape, x.dtype)
-    _apply(x3.size, x3, stats_, weight, bias, out)
+    if x3.shape[2] == 1:
+        _apply_rows(x3[:, :, 0], stats_, weight, bias, out[:, :, 0])
+    else:
+        _apply(x3.size, x3, stats_, weight, bias, out)
     return out.reshape(x.shape)
 
 
@@ -143,7 +211,10 @@ def grad_sums(g: ndarray, x: ndarray, stats_: ndarray) -> ndarray:
     """(2, C) in x's dtype: sum(g) and sum(g * (x - mean)) * invstd per channel."""
     x3, g3 = as_ncl(x), as_ncl(g)
     out = np.empty((2, x3.shape[1]), np.float64)
-    _grad_sums(x3.size, g3, x3, stats_, out)
+    if x3.shape[2] == 1:
+        _grad_sums_rows(g3[:, :, 0], x3[:, :, 0], stats_, out)
+    else:
+        _grad_sums(x3.size, g3, x3, stats_, out)
     return out.astype(x.dtype)
 
 
@@ -152,7 +223,11 @@ def grad_input(g: ndarray, x: ndarray, stats_: ndarray, weight: ndarray, sums: n
     """x's gradient (see the module docstring) from :func:`grad_sums`' ``sums``."""
     x3, g3 = as_ncl(x), as_ncl(g)
     out = np.empty(x3.shape, x.dtype)
-    _grad_input(x3.size, g3, x3, stats_, weight, sums, bool(training), out)
+    if x3.shape[2] == 1:
+        _grad_input_rows(g3[:, :, 0], x3[:, :, 0], stats_, weight, sums, bool(training),
+                         out[:, :, 0])
+    else:
+        _grad_input(x3.size, g3, x3, stats_, weight, sums, bool(training), out)
     return out.reshape(x.shape)
 
 

@@ -296,3 +296,11 @@ def test_rows_of_channels_give_the_channel_loops_bits():
     K._apply.serial(x3, s, w, b, y3)
     np.testing.assert_array_equal(K.apply(x, s, w, b), y3[:, :, 0])
     np.testing.assert_allclose(K.apply(x, s, w, b), K.reference(x, s, w, b), rtol=1e-5)
+
+
+@pytest.mark.parametrize("shape", [(0, 3), (2, 3, 0), (0, 3, 4)])
+def test_empty_inputs_give_empty_outputs_and_gradients(shape):
+    x = kg.tensor(np.ones(shape, np.float32), requires_grad=True)
+    y = nn.BatchNorm1d(3, track_running_stats=False)(x)
+    y.sum().backward()
+    assert y.shape == x.grad.shape == shape

@@ -36,7 +36,7 @@ ndarray = np.ndarray
 def as_ncl(x: ndarray) -> ndarray:
     """x (N, C, ...) as a C-contiguous (N, C, L) array (a view where x is contiguous)."""
     n, c = x.shape[0], x.shape[1]
-    return np.ascontiguousarray(x).reshape(n, c, -1)
+    return np.ascontiguousarray(x).reshape(n, c, int(np.prod(x.shape[2:], dtype=np.int64)))
 
 
 # The sums are two-level: a float64 partial sum per position along L, over the batch, then
@@ -223,7 +223,9 @@ def grad_input(g: ndarray, x: ndarray, stats_: ndarray, weight: ndarray, sums: n
     """x's gradient (see the module docstring) from :func:`grad_sums`' ``sums``."""
     x3, g3 = as_ncl(x), as_ncl(g)
     out = np.empty(x3.shape, x.dtype)
-    if x3.shape[2] == 1:
+    if not x3.size:
+        pass
+    elif x3.shape[2] == 1:
         _grad_input_rows(g3[:, :, 0], x3[:, :, 0], stats_, weight, sums, bool(training),
                          out[:, :, 0])
     else:

@@ -304,3 +304,17 @@ def test_empty_inputs_give_empty_outputs_and_gradients(shape):
     y = nn.BatchNorm1d(3, track_running_stats=False)(x)
     y.sum().backward()
     assert y.shape == x.grad.shape == shape
+
+
+def test_unknown_channels_in_a_graph_keep_the_elementwise_path():
+    """A placeholder whose channels are unknown: no per-channel ones to build, so the
+    elementwise ops normalise it, as before."""
+    x0 = np.random.default_rng(8).normal(size=(4, 2, 3, 3)).astype(np.float32)
+    with kg.Graph().as_default() as g:
+        x = kg.placeholder(kg.float32, shape=(None, None, 3, 3))
+        y = nn.BatchNorm2d(2, affine=False, track_running_stats=False)(x)
+    assert "batch_norm" not in {n.op.name for n in g.nodes}
+    with kg.Session(g) as sess:
+        got = sess.run(y, {x: x0})
+    want = K.reference(x0, None, np.ones(2), np.zeros(2))
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)

@@ -73,8 +73,8 @@ class _BatchNorm(Module):
         view = (1, -1) + (1,) * (rank - 2)
         use_batch = self.training or not self.track_running_stats
         weight, bias = self._parameters["weight"], self._parameters["bias"]
-        if shape is not None and all(p is None or p.dtype == x.dtype for p in (weight, bias)) \
-                and x.dtype in (np.float32, np.float64):
+        if shape is not None and shape[1] is not None and x.dtype in (np.float32, np.float64) \
+                and all(p is None or p.dtype == x.dtype for p in (weight, bias)):
             return self._fused(x, shape, weight, bias, use_batch)
         if use_batch:
             mean = O.mean(x, axis=axes, keepdims=True)

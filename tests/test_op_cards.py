@@ -41,6 +41,7 @@ import numpy as np
 import pytest
 
 import kernelgraph as kg
+from kernelgraph.kernels import batch_norm as batch_norm_kernels
 from kernelgraph.ops import OPS, TRAITS, FusedOp
 from kernelgraph.ops.indexing import normalize_index
 from tests import test_ops
@@ -261,6 +262,19 @@ for _name, _attrs_ in _RESAMPLE.items():
     SAMPLES[_name] = S(_r.uniform(-1, 1, (1, 2, 3, 4)), **_attrs_)
     SAMPLES[_name + "_backward"] = S(_r.uniform(-1, 1, (1, 2, *_RESAMPLED[_name])),
                                      _r.uniform(-1, 1, (1, 2, 3, 4)), diff=(0,), **_attrs_)
+# batch_norm: its statistics must be those of its x (its rule is the total derivative through
+# them; the reference recomputes them), so they are not differentiated here.
+_bn = np.random.default_rng(31)  # its own draws: the samples above keep theirs
+_BN_X, _BN_G = _bn.uniform(-1, 2, (3, 2, 4)), _bn.uniform(-1, 1, (3, 2, 4))
+_BN_W, _BN_B = _bn.uniform(0.5, 2, 2), _bn.uniform(-1, 1, 2)
+_BN_S = batch_norm_kernels.reference_stats(_BN_X, 1e-5)
+SAMPLES["batch_norm_stats"] = S(_BN_X, eps=1e-5)
+SAMPLES["batch_norm"] = S(_BN_X, _BN_S, _BN_W, _BN_B, eps=1e-5, training=True, diff=(0, 2, 3))
+_BN_REFUSED = "second derivatives through batch_norm are composite ops (eager) or refused"
+SAMPLES["batch_norm_grad_sums"] = S(_BN_G, _BN_X, _BN_S, no_grad=_BN_REFUSED)
+SAMPLES["batch_norm_grad_input"] = S(_BN_G, _BN_X, _BN_S, _BN_W,
+                                     batch_norm_kernels.reference_grad_sums(_BN_G, _BN_X, _BN_S),
+                                     training=True, no_grad=_BN_REFUSED)
 
 
 def _ops_with(*traits) -> list[str]:

@@ -1133,3 +1133,8 @@ CASES = CASES + _CNN_CASES
 from .distributed import CASES as _DISTRIBUTED_CASES  # noqa: E402 - needs the helpers above
 
 CASES = CASES + _DISTRIBUTED_CASES
+
+# the normalisation rows (15: BatchNorm2d forward and backward)
+from .norm import CASES as _NORM_CASES  # noqa: E402 - needs the helpers above
+
+CASES = CASES + _NORM_CASES

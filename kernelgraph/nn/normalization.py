@@ -18,9 +18,10 @@ import numpy as np
 from .. import ops as O
 from ..eager import Tensor, no_grad, tensor
 from ..graph import Node, shape_str
+from ..ops import batch_norm as BN
 from . import functional as F
 from .init import copy_into
-from .layers import as_input, positive_int, shape_of
+from .layers import as_input, float_dtype, positive_int, shape_of
 from .module import Module
 
 __all__ = ["BatchNorm1d", "BatchNorm2d", "LayerNorm"]
@@ -41,13 +42,12 @@ class _BatchNorm(Module):
         self.num_features = positive_int(what, "num_features", num_features)
         self.eps, self.momentum = eps, momentum
         self.affine, self.track_running_stats, self.use_bias = affine, track_running_stats, bias
-        c = self.num_features
-        self.register_parameter("weight", tensor(np.ones(c, np.float32)) if affine else None)
-        self.register_parameter("bias", tensor(np.zeros(c, np.float32))
-                                if affine and bias else None)
+        c, dt = self.num_features, float_dtype(what, dtype)
+        self.register_parameter("weight", tensor(np.ones(c, dt)) if affine else None)
+        self.register_parameter("bias", tensor(np.zeros(c, dt)) if affine and bias else None)
         if track_running_stats:
-            self.register_buffer("running_mean", tensor(np.zeros(c, np.float32)))
-            self.register_buffer("running_var", tensor(np.ones(c, np.float32)))
+            self.register_buffer("running_mean", tensor(np.zeros(c, dt)))
+            self.register_buffer("running_var", tensor(np.ones(c, dt)))
             self.register_buffer("num_batches_tracked", tensor(np.array(0, np.int64)))
         else:
             for name in ("running_mean", "running_var", "num_batches_tracked"):
@@ -72,6 +72,10 @@ class _BatchNorm(Module):
         axes = tuple(a for a in range(rank) if a != 1)
         view = (1, -1) + (1,) * (rank - 2)
         use_batch = self.training or not self.track_running_stats
+        weight, bias = self._parameters["weight"], self._parameters["bias"]
+        if shape is not None and shape[1] is not None and x.dtype in (np.float32, np.float64) \
+                and all(p is None or p.dtype == x.dtype for p in (weight, bias)):
+            return self._fused(x, shape, weight, bias, use_batch)
         if use_batch:
             mean = O.mean(x, axis=axes, keepdims=True)
             var = O.mean(O.square(x - mean), axis=axes, keepdims=True)
@@ -81,11 +85,28 @@ class _BatchNorm(Module):
             mean = O.reshape(F._as(x, self.running_mean), shape=view)
             var = O.reshape(F._as(x, self.running_var), shape=view)
         y = _normalize(x, mean, var, self.eps)
-        if self._parameters["weight"] is not None:
+        if weight is not None:
             y = y * O.reshape(self.weight, shape=view)
-        if self._parameters["bias"] is not None:
+        if bias is not None:
             y = y + O.reshape(self.bias, shape=view)
         return y
+
+    def _fused(self, x, shape, weight, bias, use_batch: bool):
+        """The fused ops (:mod:`kernelgraph.ops.batch_norm`): the statistics in one sweep,
+        the normalisation in one more, and one sweep each way in the backward."""
+        c, dtype = shape[1], np.dtype(x.dtype)
+        # (self.weight, not the stored tensor: in a graph, the module's variable)
+        weight = self.weight if weight is not None else F._as(x, tensor(np.ones(c, dtype)))
+        bias = self.bias if bias is not None else F._as(x, tensor(np.zeros(c, dtype)))
+        if use_batch:
+            stats = BN.batch_norm_stats(x, eps=self.eps)
+            if self.training and self.track_running_stats:
+                axes = tuple(a for a in range(len(shape)) if a != 1)
+                self._update_running(x, stats[0], stats[1], shape, axes)
+        else:
+            var = F._as(x, self.running_var)
+            stats = O.stack([F._as(x, self.running_mean), var, O.rsqrt(var + self.eps)])
+        return BN.batch_norm(x, stats, weight, bias, eps=self.eps, training=use_batch)
 
     def _update_running(self, x, mean, var, shape, axes) -> None:
         if not isinstance(x, Tensor):

@@ -20,6 +20,7 @@ from ...graph import Node
 from .control_flow import cond
 from .conv import avg_pool2d, max_pool2d
 from .conv import conv2d as _conv2d
+from .fused_batch_norm import fused_training
 from .initializers import ones_initializer, zeros_initializer
 from .nn import _node, bias_add
 from .nn import dropout as _nn_dropout
@@ -236,9 +237,12 @@ def batch_normalization(inputs, axis=-1, momentum=0.99, epsilon=1e-3, center=Tru
 
         if training is False or training is None:
             return normalized(moving_mean, moving_var)
-        mean = ops.mean(x, axis=reduce)
-        diff = x - ops.reshape(mean, shape=keep)
-        var = ops.mean(diff * diff, axis=reduce)
+        if unbiased and training is True:  # TF1's fused kernel: one op each way
+            y, mean, var = fused_training(x, axis, gamma, beta, epsilon)
+        else:
+            mean = ops.mean(x, axis=reduce)
+            diff = x - ops.reshape(mean, shape=keep)
+            var = ops.mean(diff * diff, axis=reduce)
         update_var = var
         if unbiased:
             count = ops.cast(ops.div(ops.sum(ops.ones_like(x)), float(channels)),
@@ -249,6 +253,8 @@ def batch_normalization(inputs, axis=-1, momentum=0.99, epsilon=1e-3, center=Tru
                      lambda: normalized(moving_mean, moving_var))
             new_mean = cond(training, lambda: mean, lambda: moving_mean)
             new_var = cond(training, lambda: update_var, lambda: moving_var)
+        elif training is True and unbiased:
+            new_mean, new_var = mean, update_var
         else:
             y, new_mean, new_var = normalized(mean, var), mean, update_var
         decay = 1.0 - momentum

@@ -17,6 +17,7 @@ from ...dtypes import as_dtype, float32, int32, int64
 from ...graph import Node
 from ...ops import sampling, selection
 from .conv import _nchw, _same_pads, _spatial
+from .fused_batch_norm import fused_batch_norm
 from .nn import _node, _stop, bias_add, sigmoid_cross_entropy_with_logits
 from .nn import softmax_cross_entropy_with_logits_v2 as _softmax_xent
 from .spellings import _dims
@@ -266,7 +267,7 @@ def multinomial(logits, num_samples, seed=None, name=None, output_dtype=None):
 NN_NAMES = {
     "xw_plus_b": xw_plus_b, "batch_normalization": batch_normalization,
     "batch_norm_with_global_normalization": batch_norm_with_global_normalization,
-    "selu": selu, "zero_fraction": zero_fraction, "lrn": lrn,
+    "fused_batch_norm": fused_batch_norm, "selu": selu, "zero_fraction": zero_fraction, "lrn": lrn,
     "local_response_normalization": lrn, "conv2d_transpose": conv2d_transpose,
     "top_k": top_k, "log_uniform_candidate_sampler": log_uniform_candidate_sampler,
     "nce_loss": nce_loss, "sampled_softmax_loss": sampled_softmax_loss,

@@ -1124,6 +1124,11 @@ from .training import CASES as _TRAINING_CASES  # noqa: E402 - needs the helpers
 
 CASES = CASES + _TRAINING_CASES
 
+# the normalisation rows (15: BatchNorm2d forward and backward)
+from .norm import CASES as _NORM_CASES  # noqa: E402 - needs the helpers above
+
+CASES = CASES + _NORM_CASES
+
 # the MNIST CNN step a learner trains (17), in the PyTorch and the TF1 program
 from .cnn import CASES as _CNN_CASES  # noqa: E402 - needs the helpers above
 
@@ -1133,8 +1138,3 @@ CASES = CASES + _CNN_CASES
 from .distributed import CASES as _DISTRIBUTED_CASES  # noqa: E402 - needs the helpers above
 
 CASES = CASES + _DISTRIBUTED_CASES
-
-# the normalisation rows (15: BatchNorm2d forward and backward)
-from .norm import CASES as _NORM_CASES  # noqa: E402 - needs the helpers above
-
-CASES = CASES + _NORM_CASES

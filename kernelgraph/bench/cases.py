@@ -1129,6 +1129,11 @@ from .norm import CASES as _NORM_CASES  # noqa: E402 - needs the helpers above
 
 CASES = CASES + _NORM_CASES
 
+# a 2-layer nn.LSTM training step (16)
+from .lstm_step import CASES as _LSTM_STEP_CASES  # noqa: E402 - needs the helpers above
+
+CASES = CASES + _LSTM_STEP_CASES
+
 # the MNIST CNN step a learner trains (17), in the PyTorch and the TF1 program
 from .cnn import CASES as _CNN_CASES  # noqa: E402 - needs the helpers above
 

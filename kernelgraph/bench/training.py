@@ -377,8 +377,3 @@ CASES = (
           "numpy": NO_AUTOGRAD_NP, "torch": NO_AUTOBATCH, "tensorflow": NO_EAGER_TF},
          rtol=1e-3),
 )
-
-# row 16 (a 2-layer nn.LSTM training step) lives in its own module
-from .lstm_step import CASES as _LSTM_STEP_CASES  # noqa: E402 - after this module's rows
-
-CASES = CASES + _LSTM_STEP_CASES

@@ -40,6 +40,7 @@ import sys
 import tempfile
 
 import numpy as np
+from numba.core.event import install_recorder
 
 from .. import codegen, devices
 from .. import dtypes as D
@@ -80,9 +81,11 @@ _TYPE_NAMES: dict = {}  # dtype -> its name in numba's signatures (see _numba_ty
 
 
 def cache_dir() -> str:
-    """Where generated kernels are kept (``KERNELGRAPH_CACHE``, else ~/.cache/kernelgraph)."""
+    """Where generated kernels are kept (``KERNELGRAPH_CACHE``, else the user's cache folder,
+    ``$XDG_CACHE_HOME`` or ~/.cache, under kernelgraph/)."""
     root = os.environ.get("KERNELGRAPH_CACHE") or os.path.join(
-        os.path.expanduser("~"), ".cache", "kernelgraph")
+        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"),
+        "kernelgraph")
     return os.path.join(root, "fused")
 
 
@@ -144,11 +147,12 @@ def _imports(names: dict, members: list, wrap: str) -> str:
 class FusedKernel:
     """One group's generated source and its compiled ufunc."""
 
-    def __init__(self, key: str, source: str, ufunc, members: list[str]):
+    def __init__(self, key: str, source: str, ufunc, members: list[str], origin: str = ""):
         self.key = key
         self.source = source
         self.ufunc = ufunc
         self.members = members
+        self.origin = origin  # "compiled", "loaded from cache" or "reused in this process"
         # "assign_sub" / "assign_add" when the kernel computes a variable's new value (its
         # first operand is the variable): the plan stores the result in the variable.
         self.updates = None
@@ -279,11 +283,17 @@ def compile_source(source: str, members: list[str]) -> FusedKernel:
     """Load (or compile once and cache on disk) the kernel in ``source``: once per process
     for each code (:func:`_code_key`), whatever its nodes are called."""
     key, code = _hash(source), _code_key(source)
-    ufunc = _KERNELS.get(code)
-    if ufunc is None:
+    known = _KERNELS.get(code)
+    if known is None:
+        # numba runs its compiler passes only when its disk cache lacks the loop: whether
+        # any ran is what `explain` reports.
+        with install_recorder("numba:run_pass") as passes:
+            fused = _load(f"fused_{key}", source).fused
         # The plain NumPy ufunc: cheaper to call than numba's wrapper.
-        ufunc = _KERNELS[code] = _load(f"fused_{key}", source).fused.ufunc
-    return FusedKernel(key, source, ufunc, members)
+        known = _KERNELS[code] = (fused.ufunc, "compiled" if passes.buffer else
+                                  "loaded from cache")
+        return FusedKernel(key, source, known[0], members, known[1])
+    return FusedKernel(key, source, known[0], members, f"reused in this process ({known[1]})")
 
 
 def compile_cuda_source(source: str, members: list[str], leaf_dtypes: tuple, out_dtype):

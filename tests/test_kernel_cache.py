@@ -14,7 +14,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numba
+import numpy as np
+import pytest
+from numba import vectorize
+
 import kernelgraph as kg
+from kernelgraph.kernels import cpu, ufunc_cache
 from kernelgraph.static import fusion
 
 REPO = Path(__file__).resolve().parent.parent
@@ -22,7 +28,7 @@ REPO = Path(__file__).resolve().parent.parent
 # A small training step with fused groups (each variable's update), a matmul and a
 # reduction: its first run compiles generated and built-in kernels alike.
 _PROGRAM = """
-import json
+import json, sys
 import numpy as np
 import kernelgraph as kg
 r = np.random.default_rng(3)
@@ -44,7 +50,8 @@ with kg.Session(graph=g) as sess:
     after = sess.run([w, b, loss], feed)
     origins = sess.explain(train, feed).origins
     text = str(sess.explain(y, feed))
-print(json.dumps({"origins": origins, "text": text,
+imported = [m for m in sys.modules if m.startswith("kernelgraph_fused_")]
+print(json.dumps({"origins": origins, "text": text, "imported": imported,
                   "values": [np.asarray(v).tobytes().hex() for v in first + after]}))
 """
 
@@ -71,6 +78,8 @@ def test_explain_says_which_kernels_came_from_the_cache_and_values_do_not_change
     assert "(add_1): reused in this process (compiled)" in cold["text"]
     assert "(add_1): reused in this process (loaded from cache)" in warm["text"]
     assert "fused kernel fused_" in cold["text"]
+    # A loop kept whole on disk is loaded without importing its generated module.
+    assert cold["imported"] and not warm["imported"]
     # Bit for bit the same results, compiled or loaded.
     assert cold["values"] == warm["values"]
 
@@ -94,3 +103,50 @@ def test_explain_without_fused_kernels_has_no_cache_lines():
     with kg.Session(g) as sess:
         e = sess.explain(y, {x: None})
     assert e.origins == {} and "fused kernel" not in str(e)
+
+
+_EDGES = [0.0, -0.0, 1e-30, 0.5, -0.7, 3.0, 25.0, -25.0, 1e30, np.inf, -np.inf, np.nan]
+
+
+@pytest.mark.parametrize("body", ["_tanh", "_sigmoid", "_log", "_softplus", "_div",
+                                  "_maximum", "_relu"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_a_cached_loop_computes_what_numbas_vectorize_computes(body, dtype, monkeypatch,
+                                                              tmp_path):
+    monkeypatch.setenv("KERNELGRAPH_CACHE", str(tmp_path))
+    fn = getattr(cpu, body)
+    t = numba.from_dtype(np.dtype(dtype))
+    sig = t(*[t] * fn.__code__.co_argcount)
+    compiled, first = ufunc_cache.build(fn, sig)
+    loaded, second = ufunc_cache.build(fn, sig)  # read back from the file just written
+    assert (first, second) == ("compiled", "loaded from cache")
+    numbas = vectorize([sig])(fn).ufunc
+    x = np.array(_EDGES, dtype)
+    args = [x] if fn.__code__.co_argcount == 1 else [x, x[::-1].copy()]
+    expected = numbas(*args)
+    for ufunc in (compiled, loaded):
+        assert ufunc.types == numbas.types
+        assert ufunc(*args).tobytes() == expected.tobytes()
+        # strided operands and scalars take the loop's other path
+        assert ufunc(*[a[::2] for a in args]).tobytes() == numbas(*[a[::2] for a in args]
+                                                                  ).tobytes()
+
+
+def test_a_damaged_or_foreign_cache_file_is_compiled_again(monkeypatch, tmp_path):
+    monkeypatch.setenv("KERNELGRAPH_CACHE", str(tmp_path))
+    sig = numba.float64(numba.float64, numba.float64)
+    ufunc_cache.build(cpu._sub, sig)
+    (path,) = (tmp_path / "ufuncs").glob("*.ufunc")
+    data = path.read_bytes()
+    header, _, code = data.partition(b"\n")
+    x = np.array([1.0, 2.5, -3.0])
+    for damaged in (data[:-10],  # cut short
+                    header + b"\n" + code[:-1] + bytes([code[-1] ^ 1]),  # a flipped bit
+                    json.dumps(dict(json.loads(header), cpu="another-cpu")).encode() + b"\n"
+                    + code,  # made for another CPU
+                    b"not a cache file"):
+        path.write_bytes(damaged)
+        ufunc, origin = ufunc_cache.build(cpu._sub, sig)
+        assert origin == "compiled"
+        np.testing.assert_array_equal(ufunc(x, x[::-1]), x - x[::-1])
+        assert ufunc_cache.build(cpu._sub, sig)[1] == "loaded from cache"  # written again

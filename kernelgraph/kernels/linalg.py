@@ -1,6 +1,5 @@
-"""CPU matrix products: BLAS for float32/float64 (NumPy's own ``np.dot`` for one matrix,
-numba's ``np.dot`` per batch entry), compiled loops for integers, batch dims broadcast as
-``np.matmul`` broadcasts them."""
+"""CPU matrix products: BLAS (through numba's ``np.dot``) for float32/float64, compiled
+loops for integers, batch dims broadcast as ``np.matmul`` broadcasts them."""
 
 from __future__ import annotations
 
@@ -37,10 +36,8 @@ def _matmul_batched_blas(a, b, out):
         np.dot(a[i], b[i], out[i])
 
 
+@njit(cache=True)
 def _matmul_2d_blas(a, b, out):
-    # NumPy's own BLAS call, not a numba kernel: nothing to compile (numba compiles np.dot
-    # once per memory layout of a and b, which made a first Session.run seconds slower), and
-    # the call costs no more than numba's dispatch.
     np.dot(a, b, out)
 
 
@@ -94,10 +91,7 @@ def matmul(a: ndarray, b: ndarray) -> ndarray:
         b3 = np.ascontiguousarray(np.broadcast_to(b, (*batch, k, n))).reshape(nb, k, n)
     out = np.empty((a3.shape[0], a3.shape[1], n), a.dtype)
     if a3.dtype in BLAS_DTYPES and out.size and k:
-        if a3.shape[0] == 1:  # one product: the same BLAS call as a 2-D matmul's
-            _matmul_2d_blas(a3[0], b3[0], out[0])
-        else:
-            _matmul_batched_blas(a3, b3, out)
+        _matmul_batched_blas(a3, b3, out)
     else:
         _matmul_batched(nb * m * k * n if a3.shape[0] * a3.shape[1] > 1 else 0, a3, b3, out)
     return out.reshape(shape)

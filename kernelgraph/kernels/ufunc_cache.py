@@ -52,7 +52,13 @@ def cache_root() -> str:
 def build(fn, sig, name: str | None = None) -> tuple[np.ufunc, str]:
     """``(ufunc, origin)``: the NumPy ufunc with one loop, for numba signature ``sig``
     (``float32(float32, float32)``), of the scalar function ``fn``; ``origin`` is
-    ``"loaded from cache"`` or ``"compiled"`` (and then kept on disk when it can be)."""
+    ``"loaded from cache"`` or ``"compiled"`` (and then kept on disk when it can be).
+
+    >>> from kernelgraph.kernels import cpu
+    >>> add, origin = build(cpu._add, numba.float64(numba.float64, numba.float64))
+    >>> add(np.arange(3.0), 0.5), origin in ("compiled", "loaded from cache")
+    (array([0.5, 1.5, 2.5]), True)
+    """
     name = name or fn.__name__
     facts = _facts(fn.__code__.co_filename, fn.__qualname__, sig)
     loaded = _read(_path(facts), facts)

@@ -20,7 +20,7 @@ import pytest
 from numba import vectorize
 
 import kernelgraph as kg
-from kernelgraph.kernels import cpu, ufunc_cache
+from kernelgraph.kernels import cpu, gemm, linalg, ufunc_cache
 from kernelgraph.static import fusion
 
 REPO = Path(__file__).resolve().parent.parent
@@ -150,3 +150,23 @@ def test_a_damaged_or_foreign_cache_file_is_compiled_again(monkeypatch, tmp_path
         assert origin == "compiled"
         np.testing.assert_array_equal(ufunc(x, x[::-1]), x - x[::-1])
         assert ufunc_cache.build(cpu._sub, sig)[1] == "loaded from cache"  # written again
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_one_compiled_product_serves_every_layout_with_numbas_bits(dtype):
+    rng = np.random.default_rng(7)
+    for m, k, n in [(64, 64, 128), (64, 128, 10), (2, 1, 2), (100, 100, 100), (7, 300, 9)]:
+        for a_t in (False, True):
+            for b_t in (False, True):
+                a = rng.standard_normal((k, m) if a_t else (m, k)).astype(dtype)
+                b = rng.standard_normal((n, k) if b_t else (k, n)).astype(dtype)
+                a, b = (a.T if a_t else a), (b.T if b_t else b)
+                a[0, 0] = -0.0
+                numbas = np.empty((m, n), dtype)
+                linalg._matmul_2d_blas(a, b, numbas)  # numba's np.dot, compiled per layout
+                out = np.full((m, n), np.nan, dtype)
+                gemm.gemm(a, b, out)
+                assert out.tobytes() == numbas.tobytes(), (m, k, n, a_t, b_t)
+                assert cpu.matmul(a, b).tobytes() == numbas.tobytes()
+    assert sum(sig[4].dtype == numba.from_dtype(np.dtype(dtype))
+               for sig in gemm._gemm.signatures) == 1

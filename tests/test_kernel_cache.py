@@ -155,6 +155,7 @@ def test_a_damaged_or_foreign_cache_file_is_compiled_again(monkeypatch, tmp_path
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_one_compiled_product_serves_every_layout_with_numbas_bits(dtype):
     rng = np.random.default_rng(7)
+    before = set(gemm._gemm.signatures)  # other tests' products (read-only arrays ...)
     for m, k, n in [(64, 64, 128), (64, 128, 10), (2, 1, 2), (100, 100, 100), (7, 300, 9)]:
         for a_t in (False, True):
             for b_t in (False, True):
@@ -168,5 +169,5 @@ def test_one_compiled_product_serves_every_layout_with_numbas_bits(dtype):
                 gemm.gemm(a, b, out)
                 assert out.tobytes() == numbas.tobytes(), (m, k, n, a_t, b_t)
                 assert cpu.matmul(a, b).tobytes() == numbas.tobytes()
-    assert sum(sig[4].dtype == numba.from_dtype(np.dtype(dtype))
-               for sig in gemm._gemm.signatures) == 1
+    # every layout pair above used one compiled signature (numba compiles np.dot for each)
+    assert len(set(gemm._gemm.signatures) - before) <= 1

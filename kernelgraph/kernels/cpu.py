@@ -25,10 +25,10 @@ import warnings
 
 import numba
 import numpy as np
-from numba import vectorize
 
 # The other families, re-exported for the compiled plans and tests that read kernels.cpu.X.
 from ..shapes import normalize_axes, reduced_shape  # noqa: F401
+from . import ufunc_cache
 from .linalg import BLAS_DTYPES, _matmul_batched, matmul, matmul_2d, matmul_shape  # noqa: F401
 from .loops import PARALLEL_MIN_WORK, ByWork, by_work  # noqa: F401
 from .reduce import (  # noqa: F401
@@ -69,9 +69,9 @@ class UfuncKernel:
     def compile(self, dt: np.dtype) -> np.ufunc:
         ins, out = self.signature(dt)
         sig = numba.from_dtype(out)(*[numba.from_dtype(d) for d in ins])
-        # numba wraps the ufunc in a DUFunc whose own dispatch costs ~0.9 us a call; the plain
-        # NumPy ufunc inside costs ~0.23 us, so that is what we keep.
-        ufunc = vectorize([sig], cache=True)(self.fn).ufunc
+        # A plain NumPy ufunc (numba's DUFunc around it costs ~4x as much a call), kept whole
+        # on disk: the next process loads it instead of compiling its loop (ufunc_cache).
+        ufunc = ufunc_cache.build(self.fn, sig)[0]
         self.by_dtype[dt] = ufunc
         return ufunc
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
+from .gemm import gemm
 from .loops import PARALLEL_MIN_WORK, by_work
 
 ndarray = np.ndarray
@@ -44,6 +45,16 @@ def _matmul_2d_blas(a, b, out):
 BLAS_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 
 
+def _blas_2d(a: ndarray, b: ndarray, out: ndarray) -> None:
+    # numba compiles np.dot once per layout pair; a gradient's products read a transposed
+    # (Fortran-ordered) matrix, and gemm serves those pairs with one compiled kernel and
+    # the same BLAS call, so a first run compiles less. Vectors keep numba's other calls.
+    if (a.flags.c_contiguous and b.flags.c_contiguous) or min(out.shape) < 2:
+        _matmul_2d_blas(a, b, out)
+    else:
+        gemm(a, b, out)
+
+
 def _blas_layout(x: ndarray) -> ndarray:
     """``x`` itself when BLAS can read it (C or Fortran order: a transposed matrix is
     passed with BLAS's transpose flag, not copied), else a C-ordered copy."""
@@ -66,7 +77,7 @@ def matmul_2d(a: ndarray, b: ndarray) -> ndarray:
     """``a @ b`` for non-empty 2-D float matrices of one dtype whose shapes are known to fit
     (a compiled plan checked them): :func:`matmul` without its checks."""
     out = np.empty((a.shape[0], b.shape[1]), a.dtype)
-    _matmul_2d_blas(_blas_layout(a), _blas_layout(b), out)
+    _blas_2d(_blas_layout(a), _blas_layout(b), out)
     return out
 
 
@@ -77,7 +88,7 @@ def matmul(a: ndarray, b: ndarray) -> ndarray:
         (m, k), n = a.shape, b.shape[1]
         if k == b.shape[0] and m and n and k:
             out = np.empty((m, n), a.dtype)
-            _matmul_2d_blas(_blas_layout(a), _blas_layout(b), out)
+            _blas_2d(_blas_layout(a), _blas_layout(b), out)
             return out
     shape = matmul_shape(a.shape, b.shape)
     batch = shape[:-2]

@@ -179,10 +179,11 @@ def sum_leading(x: ndarray, lead: int) -> ndarray:
     return acc.astype(x.dtype).reshape(x.shape[lead:])
 
 
-@njit(cache=True)
-def sum_rows_2d(a):
+def sum_rows_2d(a: ndarray) -> ndarray:
     """A 2-D float matrix summed over its rows (axis 0), accumulated in float64 in row order
-    like :func:`reduce_sum`, returned in ``a``'s dtype: a bias gradient in one call."""
+    like :func:`reduce_sum`, returned in ``a``'s dtype: a bias gradient in one call. Plain
+    Python around the loop: compiled whole, its np.zeros and astype took numba longer to
+    compile than the loop, on every first run."""
     acc = np.zeros(a.shape[1], np.float64)
     _sum_cols(a, acc)
     return acc.astype(a.dtype)

@@ -74,6 +74,21 @@ class Explanation:
         """The generated source of each fused kernel, by the name of the node it computes."""
         return {n.name: n.op.source for n in self.after if n.op.members is not None}
 
+    @property
+    def origins(self) -> dict:
+        """Where each fused kernel came from, by the name of the node it computes:
+        ``"compiled"`` (numba compiled it and kept it on disk), ``"loaded from cache"``
+        (compiled by an earlier process: see :func:`kernelgraph.static.fusion.cache_dir`),
+        or ``"reused in this process (...)"``."""
+        return {n.name: getattr(n.op.forward, "origin", "") or "compiled"
+                for n in self.after if n.op.members is not None}
+
+    def cache_summary(self) -> str:
+        """One line per fused kernel: ``fused kernel fused_1a2b3c4d (w_update): compiled``."""
+        ops = {n.name: n.op.name for n in self.after if n.op.members is not None}
+        return "\n".join(f"fused kernel {ops[name]} ({name}): {origin}"
+                         for name, origin in self.origins.items())
+
     def _repr_mimebundle_(self, include=None, exclude=None) -> dict | None:
         """Notebooks draw the compiler view (kernelgraph.widgets.compiler registers it);
         without it, the text of :meth:`__str__`."""
@@ -84,4 +99,6 @@ class Explanation:
         fused = "".join(f"\n# {name}\n{src}" for name, src in self.kernels.items())
         memory = f"\nmemory: {self.memory.summary()}" if self.memory is not None else ""
         device = f"\n{self.device_summary()}" if self.device is not None else ""
-        return f"{self.summary()}\n{self.timing()}{memory}{device}\n\n{self.source}{fused}"
+        cache = f"\n{self.cache_summary()}" if self.origins else ""
+        return (f"{self.summary()}\n{self.timing()}{cache}{memory}{device}\n\n{self.source}"
+                f"{fused}")

@@ -40,10 +40,12 @@ import sys
 import tempfile
 
 import numpy as np
+from numba import from_dtype
+from numba.core.event import install_recorder
 
 from .. import codegen, devices
 from .. import dtypes as D
-from ..kernels import cpu
+from ..kernels import cpu, ufunc_cache
 from ..ops import add, sub
 from ..ops.elementwise import pow as _pow_op
 from ..ops.elementwise import where as _where_op
@@ -80,10 +82,9 @@ _TYPE_NAMES: dict = {}  # dtype -> its name in numba's signatures (see _numba_ty
 
 
 def cache_dir() -> str:
-    """Where generated kernels are kept (``KERNELGRAPH_CACHE``, else ~/.cache/kernelgraph)."""
-    root = os.environ.get("KERNELGRAPH_CACHE") or os.path.join(
-        os.path.expanduser("~"), ".cache", "kernelgraph")
-    return os.path.join(root, "fused")
+    """Where generated kernels are kept (``KERNELGRAPH_CACHE``, else the user's cache folder,
+    ``$XDG_CACHE_HOME`` or ~/.cache, under kernelgraph/)."""
+    return os.path.join(ufunc_cache.cache_root(), "fused")
 
 
 def fusable(n) -> bool:
@@ -144,11 +145,12 @@ def _imports(names: dict, members: list, wrap: str) -> str:
 class FusedKernel:
     """One group's generated source and its compiled ufunc."""
 
-    def __init__(self, key: str, source: str, ufunc, members: list[str]):
+    def __init__(self, key: str, source: str, ufunc, members: list[str], origin: str = ""):
         self.key = key
         self.source = source
         self.ufunc = ufunc
         self.members = members
+        self.origin = origin  # "compiled", "loaded from cache" or "reused in this process"
         # "assign_sub" / "assign_add" when the kernel computes a variable's new value (its
         # first operand is the variable): the plan stores the result in the variable.
         self.updates = None
@@ -275,15 +277,32 @@ def _code_key(source: str) -> str:
     return _hash(_COMMENTS.sub("", source))
 
 
-def compile_source(source: str, members: list[str]) -> FusedKernel:
+def compile_source(source: str, members: list[str], sig=None) -> FusedKernel:
     """Load (or compile once and cache on disk) the kernel in ``source``: once per process
-    for each code (:func:`_code_key`), whatever its nodes are called."""
+    for each code (:func:`_code_key`), whatever its nodes are called. With its numba
+    signature ``sig``, a loop kept whole on disk by an earlier process is loaded without
+    importing the module (:mod:`kernelgraph.kernels.ufunc_cache`)."""
     key, code = _hash(source), _code_key(source)
-    ufunc = _KERNELS.get(code)
+    known = _KERNELS.get(code)
+    if known is not None:
+        return FusedKernel(key, source, known[0], members,
+                           f"reused in this process ({known[1]})")
+    stem = f"fused_{key}"
+    path = _write(stem, source)
+    ufunc = sig and ufunc_cache.lookup(path, "fused", sig, "fused")
     if ufunc is None:
+        # numba runs its compiler passes only when its disk cache lacks the loop: whether
+        # any ran is what `explain` reports.
+        with install_recorder("numba:run_pass") as passes:
+            fused = _import(stem, path).fused
+        if sig is not None:
+            ufunc_cache.keep(fused, sig)
         # The plain NumPy ufunc: cheaper to call than numba's wrapper.
-        ufunc = _KERNELS[code] = _load(f"fused_{key}", source).fused.ufunc
-    return FusedKernel(key, source, ufunc, members)
+        ufunc, origin = fused.ufunc, ("compiled" if passes.buffer else "loaded from cache")
+    else:
+        origin = "loaded from cache"
+    _KERNELS[code] = (ufunc, origin)
+    return FusedKernel(key, source, ufunc, members, origin)
 
 
 def compile_cuda_source(source: str, members: list[str], leaf_dtypes: tuple, out_dtype):
@@ -315,8 +334,8 @@ def _writable_cache_dir() -> str:
     raise OSError("no writable folder for generated kernels; set KERNELGRAPH_CACHE")
 
 
-def _load(stem: str, source: str):
-    """The module in ``source``, imported from ``<cache>/<stem>.py`` (written first if new)."""
+def _write(stem: str, source: str) -> str:
+    """The path of ``<cache>/<stem>.py``, written first (atomically) if new."""
     folder = _writable_cache_dir()
     path = os.path.join(folder, f"{stem}.py")
     if not os.path.exists(path):  # written atomically: another process may read it now
@@ -324,12 +343,21 @@ def _load(stem: str, source: str):
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(source)
         os.replace(tmp, path)
+    return path
+
+
+def _import(stem: str, path: str):
     name = f"kernelgraph_{stem}"
     spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module  # numba's cache locates functions through their module
     spec.loader.exec_module(module)
     return module
+
+
+def _load(stem: str, source: str):
+    """The module in ``source``, imported from ``<cache>/<stem>.py`` (written first if new)."""
+    return _import(stem, _write(stem, source))
 
 
 def fuse(program, fetched_ids: set) -> tuple[list, list, list]:
@@ -398,7 +426,8 @@ def fuse(program, fetched_ids: set) -> tuple[list, list, list]:
                     leaves.append(i)
         names = [m.name for m in members]
         if n.device.type == "cpu":
-            kernel = compile_source(generate(members[-1], members, leaves), names)
+            sig = from_dtype(members[-1].dtype)(*[from_dtype(x.dtype) for x in leaves])
+            kernel = compile_source(generate(members[-1], members, leaves), names, sig)
         else:
             kernel = compile_cuda_source(generate_cuda(members[-1], members, leaves), names,
                                          tuple(x.dtype for x in leaves), n.dtype)

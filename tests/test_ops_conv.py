@@ -261,6 +261,7 @@ def test_threaded_loops_give_the_serial_bits(monkeypatch):
     """Each conv/pool loop runs serially below THREADED_MIN_WORK elements and threaded
     above: both versions must compute the same bits (forward and every backward kernel)."""
     from kernelgraph.kernels import conv as K
+    from kernelgraph.kernels import conv_gemm as G
 
     rng = np.random.default_rng(0)
     x = rng.standard_normal((3, 2, 7, 6)).astype(np.float32)
@@ -280,7 +281,7 @@ def test_threaded_loops_give_the_serial_bits(monkeypatch):
     calls = []
     for name in ("_im2col", "_col2im", "_max_pool", "_max_pool_backward", "_max_pool_select",
                  "_avg_pool", "_avg_pool_backward"):
-        loop = getattr(K, name)
+        loop = getattr(K, name, None) or getattr(G, name)
         assert loop.threshold == K.THREADED_MIN_WORK
         monkeypatch.setattr(loop, "threshold", 0)
         monkeypatch.setattr(loop, "parallel",

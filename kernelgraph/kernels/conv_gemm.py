@@ -1,0 +1,176 @@
+"""2-D convolution on the CPU as one large GEMM per call, over the whole batch.
+
+im2col copies every receptive field of the batch into one matrix ``cols`` of shape
+(C*KH*KW, N*OH*OW): row ``(c, ki, kj)``, column ``(n, i, j)``. Each of the three products
+of a convolution is then a single BLAS call on it, however many images the batch holds:
+
+- forward: ``w (O, C*KH*KW) @ cols`` -> (O, N*OH*OW);
+- filter gradient: ``g (O, N*OH*OW) @ cols^T`` (BLAS reads the transpose in place);
+- input gradient: ``w^T @ g`` -> the gradient of every column of ``cols``, scattered back
+  onto the input by col2im.
+
+Only the output-sized arrays change layout (NCHW is (N, O, OH*OW); the products use
+(O, N, OH*OW)): a copy the size of the output, where ``cols`` is C*KH*KW/O times larger and
+is never copied. One product per image (the previous layout, columns per image) made N
+small BLAS calls; on 2 cores the batch-100 MNIST convolutions ran about twice as long.
+
+``cols`` is written into a scratch buffer kept between calls (:func:`scratch`): a fresh
+allocation of that size costs its page faults on every step, as much again as the copy.
+"""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+from numba import prange
+
+from .linalg import _blas_layout, _matmul_2d_blas
+from .loops import by_work
+
+ndarray = np.ndarray
+
+# Elements of work from which a conv/pool loop (a loops.ByWork) runs threaded. These loops
+# move memory and do almost no arithmetic, so the bar is far above loops.PARALLEL_MIN_WORK
+# (multiply-adds). With every loop threaded, the CNN step of bench row 8 (batch 32, 16x16,
+# an im2col of 0.6M elements) ran several times slower on 2 cores than with BLAS alone
+# threaded: numba's spinning threads fought BLAS's for the cores.
+THREADED_MIN_WORK = 1 << 22
+
+# Scratch buffers at most this many bytes are kept for the next call (per thread, per dtype).
+SCRATCH_MAX_BYTES = 1 << 28
+_local = threading.local()
+
+
+def scratch(size: int, dtype) -> ndarray:
+    """An uninitialised 1-D array of ``size`` elements, reused by the next call of this
+    thread for the same dtype (so a caller must be done with it before calling again)."""
+    dtype = np.dtype(dtype)
+    if size * dtype.itemsize > SCRATCH_MAX_BYTES:
+        return np.empty(size, dtype)
+    kept = getattr(_local, "buffers", None)
+    if kept is None:
+        kept = _local.buffers = {}
+    buf = kept.get(dtype)
+    if buf is None or buf.size < size:
+        buf = kept[dtype] = np.empty(size, dtype)
+    return buf[:size]
+
+
+@by_work(THREADED_MIN_WORK)
+def _im2col(x, cols, kh_, kw_, sh, sw, ph, pw, dh, dw, oh_, ow_):
+    """cols[(c, ki, kj), (n, i, j)] = x[n, c, i*sh - ph + ki*dh, j*sw - pw + kj*dw], zero
+    where that position is padding. Explicit index loops over flat views: numba's slice
+    expressions cost more than the copy at these row lengths."""
+    n_, c_, h_, w_ = x.shape
+    xf = x.reshape(-1)
+    per = oh_ * ow_
+    for p in prange(c_ * kh_ * kw_ * n_):
+        row = p // n_
+        n = p % n_
+        c = row // (kh_ * kw_)
+        ki = (row // kw_) % kh_
+        kj = row % kw_
+        dst = cols[row]
+        off = kj * dw - pw  # input column of output column j is j * sw + off
+        j0 = min(ow_, max(0, (sw - 1 - off) // sw))  # the first j with j * sw + off >= 0
+        j1 = max(j0, min(ow_, (w_ - 1 - off) // sw + 1))  # past the last one < w_
+        plane = (n * c_ + c) * h_ * w_
+        for i in range(oh_):
+            y = i * sh - ph + ki * dh
+            b = n * per + i * ow_
+            if y < 0 or y >= h_:
+                for j in range(ow_):
+                    dst[b + j] = 0
+                continue
+            src = plane + y * w_ + off
+            for j in range(j0):
+                dst[b + j] = 0
+            if sw == 1:  # a contiguous run, which the compiler vectorises
+                for j in range(j0, j1):
+                    dst[b + j] = xf[src + j]
+            else:
+                for j in range(j0, j1):
+                    dst[b + j] = xf[src + j * sw]
+            for j in range(j1, ow_):
+                dst[b + j] = 0
+
+
+@by_work(THREADED_MIN_WORK)
+def _col2im(cols, dx, kh_, kw_, sh, sw, ph, pw, dh, dw, oh_, ow_):
+    """The adjoint of :func:`_im2col`: add each entry of ``cols`` back onto the input
+    position it was read from; padding positions are dropped."""
+    n_, c_, h_, w_ = dx.shape
+    df = dx.reshape(-1)
+    per = oh_ * ow_
+    for p in prange(n_ * c_):  # each (n, c) plane of dx is written by one thread
+        n = p // c_
+        c = p % c_
+        plane = p * h_ * w_
+        for q in range(h_ * w_):
+            df[plane + q] = 0
+        for ki in range(kh_):
+            for kj in range(kw_):
+                src = cols[(c * kh_ + ki) * kw_ + kj]
+                off = kj * dw - pw
+                j0 = min(ow_, max(0, (sw - 1 - off) // sw))
+                j1 = max(j0, min(ow_, (w_ - 1 - off) // sw + 1))
+                for i in range(oh_):
+                    y = i * sh - ph + ki * dh
+                    if y < 0 or y >= h_:
+                        continue
+                    b = n * per + i * ow_
+                    dst = plane + y * w_ + off
+                    if sw == 1:
+                        for j in range(j0, j1):
+                            df[dst + j] += src[b + j]
+                    else:
+                        for j in range(j0, j1):
+                            df[dst + j * sw] += src[b + j]
+
+
+def _gemm(a: ndarray, b: ndarray, out: ndarray | None = None) -> ndarray:
+    if out is None:
+        out = np.empty((a.shape[0], b.shape[1]), a.dtype)
+    _matmul_2d_blas(_blas_layout(a), _blas_layout(b), out)
+    return out
+
+
+def im2col(x: ndarray, kernel, stride, padding, dilation, out_hw) -> ndarray:
+    """The (C*KH*KW, N*OH*OW) matrix of ``x``'s receptive fields, in scratch memory."""
+    n, c = x.shape[:2]
+    rows, ncols = c * kernel[0] * kernel[1], n * out_hw[0] * out_hw[1]
+    cols = scratch(rows * ncols, x.dtype).reshape(rows, ncols)
+    _im2col(cols.size, np.ascontiguousarray(x), cols, *kernel, *stride, *padding, *dilation,
+            *out_hw)
+    return cols
+
+
+def _by_channel(a: ndarray) -> ndarray:
+    """(N, O, OH, OW) -> the (O, N*OH*OW) matrix the products read (an output-sized copy)."""
+    n, o = a.shape[:2]
+    return np.ascontiguousarray(a.reshape(n, o, -1).transpose(1, 0, 2)).reshape(o, -1)
+
+
+def conv2d(x, w, shape, stride, padding, dilation) -> ndarray:
+    """``shape``: the output's (N, O, OH, OW), checked by the caller; x, w non-empty."""
+    n, o, oh, ow = shape
+    cols = im2col(x, w.shape[2:], stride, padding, dilation, (oh, ow))
+    out = _gemm(np.ascontiguousarray(w).reshape(o, -1), cols)  # (O, N*OH*OW)
+    return np.ascontiguousarray(out.reshape(o, n, oh * ow).transpose(1, 0, 2)).reshape(shape)
+
+
+def conv2d_backward_input(g, w, x_shape, stride, padding, dilation) -> ndarray:
+    o, c, kh, kw = w.shape
+    oh, ow = g.shape[2:]
+    rows = c * kh * kw
+    dcols = scratch(rows * g.shape[0] * oh * ow, g.dtype).reshape(rows, -1)
+    _gemm(np.ascontiguousarray(w).reshape(o, rows).T, _by_channel(g), dcols)
+    dx = np.empty(x_shape, g.dtype)
+    _col2im(dcols.size, dcols, dx, kh, kw, *stride, *padding, *dilation, oh, ow)
+    return dx
+
+
+def conv2d_backward_filter(x, g, w_shape, stride, padding, dilation) -> ndarray:
+    cols = im2col(x, w_shape[2:], stride, padding, dilation, g.shape[2:])
+    return _gemm(_by_channel(g), cols.T).reshape(w_shape)

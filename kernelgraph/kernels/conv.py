@@ -20,6 +20,7 @@ import numpy as np
 from numba import njit, prange
 
 from . import conv_gemm as G
+from . import pool_index as PI
 from .conv_gemm import THREADED_MIN_WORK
 from .loops import by_work
 from .reduce import reduce_mean
@@ -119,46 +120,6 @@ def _window_max(x, n, c, i, j, kh_, kw_, sh, sw, ph, pw):
 
 
 @by_work(THREADED_MIN_WORK)
-def _max_pool(x, out, kh_, kw_, sh, sw, ph, pw):
-    n_, c_ = x.shape[0], x.shape[1]
-    for p in prange(n_ * c_):
-        n = p // c_
-        c = p % c_
-        for i in range(out.shape[2]):
-            for j in range(out.shape[3]):
-                out[n, c, i, j] = _window_max(x, n, c, i, j, kh_, kw_, sh, sw, ph, pw)[0]
-
-
-@by_work(THREADED_MIN_WORK)
-def _max_pool_backward(x, g, dx, kh_, kw_, sh, sw, ph, pw):
-    # Each gradient goes to its window's pick (_window_max); a plane is one thread's, so the
-    # accumulation (windows overlap when stride < kernel) never races.
-    n_, c_ = x.shape[0], x.shape[1]
-    for p in prange(n_ * c_):
-        n = p // c_
-        c = p % c_
-        dx[n, c] = 0
-        for i in range(g.shape[2]):
-            for j in range(g.shape[3]):
-                _, by, bx = _window_max(x, n, c, i, j, kh_, kw_, sh, sw, ph, pw)
-                if by >= 0:
-                    dx[n, c, by, bx] += g[n, c, i, j]
-
-
-@by_work(THREADED_MIN_WORK)
-def _max_pool_select(x, g, out, kh_, kw_, sh, sw, ph, pw):
-    # The transpose of _max_pool_backward: each window reads g at its pick in x.
-    n_, c_ = x.shape[0], x.shape[1]
-    for p in prange(n_ * c_):
-        n = p // c_
-        c = p % c_
-        for i in range(out.shape[2]):
-            for j in range(out.shape[3]):
-                _, by, bx = _window_max(x, n, c, i, j, kh_, kw_, sh, sw, ph, pw)
-                out[n, c, i, j] = g[n, c, by, bx] if by >= 0 else 0
-
-
-@by_work(THREADED_MIN_WORK)
 def _avg_pool(x, out, kh_, kw_, sh, sw, ph, pw):
     n_, c_, h_, w_ = x.shape
     oh_, ow_ = out.shape[2], out.shape[3]
@@ -203,31 +164,25 @@ def _avg_pool_backward(g, dx, kh_, kw_, sh, sw, ph, pw):
 
 
 def max_pool2d(x, kernel, stride, padding) -> ndarray:
-    out = np.empty(pool2d_shape(x.shape, kernel, stride, padding), x.dtype)
-    if out.size:
-        _max_pool(out.size * math.prod(kernel), np.ascontiguousarray(x), out, *kernel,
-                  *stride, *padding)
+    """The maxima; their positions are recorded against ``x`` (kernels/pool_index.py)."""
+    out, idx = PI.max_pool2d_indexed(x, pool2d_shape(x.shape, kernel, stride, padding),
+                                     kernel, stride, padding)
+    PI.record(x, (kernel, stride, padding), idx)
     return out
 
 
 def max_pool2d_backward(g, x, kernel, stride, padding) -> ndarray:
-    _check_grad(g, pool2d_shape(x.shape, kernel, stride, padding), "max_pool2d_backward")
-    dx = np.zeros(x.shape, g.dtype)
-    if dx.size:
-        _max_pool_backward(g.size * math.prod(kernel), np.ascontiguousarray(x),
-                           np.ascontiguousarray(g), dx, *kernel, *stride, *padding)
-    return dx
+    shape = pool2d_shape(x.shape, kernel, stride, padding)
+    _check_grad(g, shape, "max_pool2d_backward")
+    return PI.scatter(g, PI.max_pool2d_indexed(x, shape, kernel, stride, padding)[1], x.shape)
 
 
 def max_pool2d_select(g, x, kernel, stride, padding) -> ndarray:
     """``g`` (x's shape) read at each pooling window's last NaN of ``x``, else its first
     maximum."""
     _check_grad(g, x.shape, "max_pool2d_select")
-    out = np.empty(pool2d_shape(x.shape, kernel, stride, padding), g.dtype)
-    if out.size:
-        _max_pool_select(out.size * math.prod(kernel), np.ascontiguousarray(x),
-                         np.ascontiguousarray(g), out, *kernel, *stride, *padding)
-    return out
+    shape = pool2d_shape(x.shape, kernel, stride, padding)
+    return PI.gather(g, PI.max_pool2d_indexed(x, shape, kernel, stride, padding)[1])
 
 
 def avg_pool2d(x, kernel, stride, padding) -> ndarray:

@@ -21,6 +21,7 @@ from .. import dtypes as D
 from ..errors import ShapeError, shown
 from ..graph import shape_str
 from ..kernels import conv as K
+from ..kernels import pool_index as PI
 from ..kernels import reference as R
 from ..kernels import reference_grads as RG
 from .elementwise import _floating, _to
@@ -278,10 +279,19 @@ def _select_infer(shapes_, dtypes, attrs):
     return _pool_shape("max_pool2d", shapes_[1], attrs), dtypes[0]
 
 
+def _max_pool_grad(g, out, needs, attrs, x):
+    # Eager backward on host arrays: x is the array the forward pooled, which recorded its
+    # picks (kernels/pool_index.py), so the gradient is a scatter with no window scanned.
+    idx = PI.recorded(x, _pool_attrs("max_pool2d", attrs)) if type(g) is np.ndarray else None
+    if idx is not None and g.dtype == x.dtype and g.shape == idx.shape:
+        return (PI.scatter(g, idx, x.shape),)
+    return (max_pool2d_backward(g, x, **attrs),)
+
+
 _POOL_ATTRS = ("kernel_size", "stride", "padding")
 max_pool2d = define(
     "max_pool2d", _pool("max_pool2d")(_HOST), _pool_infer("max_pool2d"),
-    lambda g, out, needs, attrs, x: (max_pool2d_backward(g, x, **attrs),), traits=("fresh",),
+    _max_pool_grad, traits=("fresh",),
     reference=R.max_pool2d, cuda=_cuda(_pool("max_pool2d")), attr_names=_POOL_ATTRS,
     doc="Maximum over kernel_size windows of x (N, C, H, W); stride defaults to kernel_size, "
         "padding (at most half the window) never wins; a NaN in a window wins. The gradient "

@@ -22,6 +22,8 @@ CASES = [  # x shape, w shape, stride, padding, dilation
     ((4, 1, 10, 10), (6, 1, 5, 5), (1, 1), (2, 2), (1, 1)),  # one input channel
     ((3, 4, 5, 5), (3, 4, 5, 5), (1, 1), (0, 0), (1, 1)),  # a 1x1 output
     ((2, 2, 4, 6), (3, 2, 2, 2), (3, 3), (1, 1), (1, 1)),  # stride past the kernel
+    ((3, 2, 9, 8), (2, 2, 3, 3), (1, 1), (2, 2), (2, 2)),  # dilated, output as large as x
+    ((2, 3, 6, 7), (4, 3, 3, 5), (1, 1), (0, 2), (1, 1)),  # as wide as x, fewer rows
 ]
 
 

@@ -76,6 +76,27 @@ def _im2col(x, cols, kh_, kw_, sh, sw, ph, pw, dh, dw, oh_, ow_):
         j0 = min(ow_, max(0, (sw - 1 - off) // sw))  # the first j with j * sw + off >= 0
         j1 = max(j0, min(ow_, (w_ - 1 - off) // sw + 1))  # past the last one < w_
         plane = (n * c_ + c) * h_ * w_
+        if sh == 1 and sw == 1 and ow_ == w_:  # rows follow rows: one run per plane
+            i0 = min(oh_, max(0, ph - ki * dh))  # the first row inside the input
+            i1 = max(i0, min(oh_, h_ + ph - ki * dh))
+            db = n * per + i0 * ow_
+            sb = plane + (i0 - ph + ki * dh) * w_ + off
+            # Copied across row ends too (clipped to the plane); what lands in the border
+            # columns j < j0 or j >= j1 is overwritten with zeros below.
+            qa = max(0, plane - sb)
+            qb = max(qa, min((i1 - i0) * ow_, plane + h_ * w_ - sb))
+            dst[db + qa:db + qb] = xf[sb + qa:sb + qb]
+            for i in range(oh_):
+                b = n * per + i * ow_
+                if i < i0 or i >= i1:
+                    for j in range(ow_):
+                        dst[b + j] = 0
+                else:
+                    for j in range(j0):
+                        dst[b + j] = 0
+                    for j in range(j1, ow_):
+                        dst[b + j] = 0
+            continue
         for i in range(oh_):
             y = i * sh - ph + ki * dh
             b = n * per + i * ow_
@@ -99,7 +120,8 @@ def _im2col(x, cols, kh_, kw_, sh, sw, ph, pw, dh, dw, oh_, ow_):
 @by_work(THREADED_MIN_WORK)
 def _col2im(cols, dx, kh_, kw_, sh, sw, ph, pw, dh, dw, oh_, ow_):
     """The adjoint of :func:`_im2col`: add each entry of ``cols`` back onto the input
-    position it was read from; padding positions are dropped."""
+    position it was read from; padding positions are dropped (and may be zeroed in
+    ``cols``)."""
     n_, c_, h_, w_ = dx.shape
     df = dx.reshape(-1)
     per = oh_ * ow_
@@ -115,6 +137,24 @@ def _col2im(cols, dx, kh_, kw_, sh, sw, ph, pw, dh, dw, oh_, ow_):
                 off = kj * dw - pw
                 j0 = min(ow_, max(0, (sw - 1 - off) // sw))
                 j1 = max(j0, min(ow_, (w_ - 1 - off) // sw + 1))
+                if sh == 1 and sw == 1 and ow_ == w_:  # one run per plane, as in _im2col
+                    i0 = min(oh_, max(0, ph - ki * dh))
+                    i1 = max(i0, min(oh_, h_ + ph - ki * dh))
+                    for i in range(i0, i1):  # padding columns: dropped (cols is scratch)
+                        b = n * per + i * ow_
+                        for j in range(j0):
+                            src[b + j] = 0
+                        for j in range(j1, ow_):
+                            src[b + j] = 0
+                    sb = n * per + i0 * ow_
+                    db = plane + (i0 - ph + ki * dh) * w_ + off
+                    qa = max(0, plane - db)
+                    qb = max(qa, min((i1 - i0) * ow_, plane + h_ * w_ - db))
+                    to = df[db + qa:db + qb]
+                    fro = src[sb + qa:sb + qb]
+                    for q in range(qb - qa):
+                        to[q] += fro[q]
+                    continue
                 for i in range(oh_):
                     y = i * sh - ph + ki * dh
                     if y < 0 or y >= h_:

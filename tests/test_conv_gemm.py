@@ -12,6 +12,7 @@ import kernelgraph as kg
 from kernelgraph.kernels import conv as K
 from kernelgraph.kernels import conv_gemm as G
 from kernelgraph.kernels import pool_index as PI
+from kernelgraph.kernels import records
 from kernelgraph.kernels import reference as R
 from kernelgraph.kernels import reference_grads as RG
 
@@ -104,7 +105,8 @@ def test_eager_backward_reads_the_forward_picks(pool):
     x = kg.tensor(xv, requires_grad=True)
     h = x * 1.0
     y = kg.max_pool2d(h, kernel, stride=stride, padding=padding)
-    assert PI.recorded(h.detach().numpy(), (kernel, stride, padding)) is not None
+    assert records.recorded(h.detach().numpy(), ("max_pool2d", kernel, stride, padding)) \
+        is not None
     g = rng.standard_normal(tuple(y.shape)).astype(np.float32)
     (y * kg.tensor(g)).sum().backward()
     want = RG.max_pool2d_backward(g, xv, kernel, stride=stride, padding=padding)
@@ -125,10 +127,13 @@ def test_second_derivative_through_the_recorded_picks():
 def test_records_hold_only_the_same_array_and_attributes():
     x = np.arange(32, dtype=np.float32).reshape(1, 2, 4, 4)
     K.max_pool2d(x, (2, 2), (2, 2), (0, 0))
-    assert PI.recorded(x, ((2, 2), (2, 2), (0, 0))) is not None
-    assert PI.recorded(x, ((2, 2), (1, 1), (0, 0))) is None  # other attributes
-    assert PI.recorded(x.copy(), ((2, 2), (2, 2), (0, 0))) is None  # another array
+    what = ("max_pool2d", (2, 2), (2, 2), (0, 0))
+    assert records.recorded(x, what) is not None
+    assert records.recorded(x, ("max_pool2d", (2, 2), (1, 1), (0, 0))) is None  # other attrs
+    assert records.recorded(x.copy(), what) is None  # another array
+    records.record(x, ("other",), 1)  # a second record of the same array keeps the first
+    assert records.recorded(x, what) is not None and records.recorded(x, ("other",)) == 1
     key = id(x)
     del x
     gc.collect()
-    assert key not in PI._RECORDS  # forgotten with its array
+    assert key not in records._RECORDS  # forgotten with its array

@@ -21,6 +21,7 @@ from numba import njit, prange
 
 from . import conv_gemm as G
 from . import pool_index as PI
+from . import records
 from .conv_gemm import THREADED_MIN_WORK
 from .loops import by_work
 from .reduce import reduce_mean
@@ -167,7 +168,7 @@ def max_pool2d(x, kernel, stride, padding) -> ndarray:
     """The maxima; their positions are recorded against ``x`` (kernels/pool_index.py)."""
     out, idx = PI.max_pool2d_indexed(x, pool2d_shape(x.shape, kernel, stride, padding),
                                      kernel, stride, padding)
-    PI.record(x, (kernel, stride, padding), idx)
+    records.record(x, ("max_pool2d", kernel, stride, padding), idx)
     return out
 
 

@@ -6,15 +6,11 @@ the second derivative a gather, with no window scanned again. The pick is PyTorc
 last NaN of a window if it holds one, else its first maximum.
 
 The indices of the last pooling of an array are recorded against that array
-(:func:`recorded`), for eager backward, where the input a gradient rule receives is the very
-array the forward read and eager mode refuses a backward through an input changed in place
-since. A compiled plan may overwrite a buffer between two runs without running the pooling
-again, so the backward *op* always finds its indices itself, by one scan.
+(:mod:`kernelgraph.kernels.records`) for eager backward; the backward *op* finds its
+indices itself, by one scan.
 """
 
 from __future__ import annotations
-
-import weakref
 
 import numpy as np
 from numba import prange
@@ -124,30 +120,3 @@ def gather(g, idx) -> ndarray:
     if out.size:
         _gather(out.size * 4, np.ascontiguousarray(g), idx, out)
     return out
-
-
-# -- the indices of each pooled array, for eager backward ------------------------------------
-_RECORDS: dict[int, tuple] = {}
-
-
-def record(x: ndarray, attrs: tuple, idx: ndarray):
-    """Keep ``idx`` while ``x`` lives (a weak reference: it does not keep x alive)."""
-    key = id(x)
-
-    def forget(ref, key=key):
-        if _RECORDS.get(key, (None,))[0] is ref:
-            del _RECORDS[key]
-
-    try:
-        ref = weakref.ref(x, forget)
-    except TypeError:  # an array type that takes no weak references: nothing kept
-        return
-    _RECORDS[key] = (ref, attrs, x.shape, idx)
-
-
-def recorded(x: ndarray, attrs: tuple) -> ndarray | None:
-    """The indices of the last pooling of this very array with these attributes, or None."""
-    entry = _RECORDS.get(id(x))
-    if entry is None or entry[0]() is not x or entry[1] != attrs or entry[2] != x.shape:
-        return None
-    return entry[3]

@@ -22,6 +22,7 @@ from ..errors import ShapeError, shown
 from ..graph import shape_str
 from ..kernels import conv as K
 from ..kernels import pool_index as PI
+from ..kernels import records
 from ..kernels import reference as R
 from ..kernels import reference_grads as RG
 from .elementwise import _floating, _to
@@ -282,7 +283,8 @@ def _select_infer(shapes_, dtypes, attrs):
 def _max_pool_grad(g, out, needs, attrs, x):
     # Eager backward on host arrays: x is the array the forward pooled, which recorded its
     # picks (kernels/pool_index.py), so the gradient is a scatter with no window scanned.
-    idx = PI.recorded(x, _pool_attrs("max_pool2d", attrs)) if type(g) is np.ndarray else None
+    idx = (records.recorded(x, ("max_pool2d", *_pool_attrs("max_pool2d", attrs)))
+           if type(g) is np.ndarray else None)
     if idx is not None and g.dtype == x.dtype and g.shape == idx.shape:
         return (PI.scatter(g, idx, x.shape),)
     return (max_pool2d_backward(g, x, **attrs),)

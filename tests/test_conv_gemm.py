@@ -137,3 +137,36 @@ def test_records_hold_only_the_same_array_and_attributes():
     del x
     gc.collect()
     assert key not in records._RECORDS  # forgotten with its array
+
+
+def test_eager_filter_gradient_reads_the_forward_im2col():
+    rng = np.random.default_rng(5)
+    xv = rng.standard_normal((3, 2, 6, 5)).astype(np.float32)
+    wv = rng.standard_normal((4, 2, 3, 3)).astype(np.float32)
+    x, w = kg.tensor(xv, requires_grad=True), kg.tensor(wv, requires_grad=True)
+    y = kg.conv2d(x, w, padding=1, stride=(1, 2))
+    what = ("im2col", (3, 3), (1, 2), (1, 1), (1, 1))
+    cols = records.recorded(x.detach().numpy(), what)
+    assert cols is not None and cols.shape == (2 * 9, 3 * 6 * 3)
+    g = rng.standard_normal(tuple(y.shape)).astype(np.float32)
+    (y * kg.tensor(g)).sum().backward()
+    attrs = dict(stride=(1, 2), padding=1)
+    np.testing.assert_allclose(w.grad.numpy(), RG.conv2d_backward_filter(xv, g, wv, **attrs),
+                               rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(x.grad.numpy(), RG.conv2d_backward_input(g, wv, xv, **attrs),
+                               rtol=1e-5, atol=1e-5)
+
+
+def test_a_recorded_im2col_is_never_overwritten_while_its_input_lives():
+    rng = np.random.default_rng(6)
+    w = rng.standard_normal((2, 2, 3, 3)).astype(np.float32)
+    a = rng.standard_normal((2, 2, 5, 5)).astype(np.float32)
+    K.conv2d(a, w, (1, 1), (1, 1), (1, 1))
+    what = ("im2col", (3, 3), (1, 1), (1, 1), (1, 1))
+    kept = records.recorded(a, what).copy()
+    for _ in range(3):  # other inputs of the same size: other buffers
+        K.conv2d(rng.standard_normal(a.shape).astype(np.float32), w, (1, 1), (1, 1), (1, 1))
+    np.testing.assert_array_equal(records.recorded(a, what), kept)
+    K.conv2d(a * 2, w, (1, 1), (1, 1), (1, 1))
+    K.conv2d(a, w, (1, 1), (1, 1), (1, 1))  # a's own record is replaced by the same values
+    np.testing.assert_array_equal(records.recorded(a, what), kept)

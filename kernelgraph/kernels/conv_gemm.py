@@ -20,11 +20,13 @@ allocation of that size costs its page faults on every step, as much again as th
 
 from __future__ import annotations
 
+import sys
 import threading
 
 import numpy as np
 from numba import prange
 
+from . import records
 from .linalg import _blas_layout, _matmul_2d_blas
 from .loops import by_work
 
@@ -39,6 +41,9 @@ THREADED_MIN_WORK = 1 << 22
 
 # Scratch buffers at most this many bytes are kept for the next call (per thread, per dtype).
 SCRATCH_MAX_BYTES = 1 << 28
+# A forward's im2col matrix at most this large is kept for the filter gradient of eager
+# backward (one im2col less per step, for memory C*KH*KW times the input's while it lives).
+RECORD_MAX_BYTES = 1 << 26
 _local = threading.local()
 
 
@@ -55,6 +60,24 @@ def scratch(size: int, dtype) -> ndarray:
     if buf is None or buf.size < size:
         buf = kept[dtype] = np.empty(size, dtype)
     return buf[:size]
+
+
+_KEPT: dict = {}  # (dtype, size) -> up to two arrays that im2col's records hold or held
+_lock = threading.Lock()
+
+
+def _free_kept(size: int, dtype) -> ndarray:
+    """A 1-D array for a recorded im2col matrix: one of ``_KEPT`` that no record holds any
+    more (its input is gone, or replaced), else a new one (a fresh allocation of this size
+    costs page faults on every step)."""
+    kept = _KEPT.setdefault((np.dtype(dtype), size), [])
+    for buf in kept:
+        if sys.getrefcount(buf) <= 3:  # the list, this loop's name, getrefcount's argument
+            return buf
+    buf = np.empty(size, dtype)
+    if len(kept) < 2:
+        kept.append(buf)
+    return buf
 
 
 @by_work(THREADED_MIN_WORK)
@@ -176,11 +199,21 @@ def _gemm(a: ndarray, b: ndarray, out: ndarray | None = None) -> ndarray:
     return out
 
 
-def im2col(x: ndarray, kernel, stride, padding, dilation, out_hw) -> ndarray:
-    """The (C*KH*KW, N*OH*OW) matrix of ``x``'s receptive fields, in scratch memory."""
+def im2col(x: ndarray, kernel, stride, padding, dilation, out_hw, keep=False) -> ndarray:
+    """The (C*KH*KW, N*OH*OW) matrix of ``x``'s receptive fields, in scratch memory; with
+    ``keep``, in its own array recorded against ``x`` (see :func:`recorded_filter_grad`)
+    when it is at most RECORD_MAX_BYTES."""
     n, c = x.shape[:2]
     rows, ncols = c * kernel[0] * kernel[1], n * out_hw[0] * out_hw[1]
-    cols = scratch(rows * ncols, x.dtype).reshape(rows, ncols)
+    keep = keep and rows * ncols * x.dtype.itemsize <= RECORD_MAX_BYTES
+    if keep:
+        what = ("im2col", kernel, stride, padding, dilation)
+        with _lock:
+            records.record(x, what, None)  # the matrix x's last forward kept is free now
+            cols = _free_kept(rows * ncols, x.dtype).reshape(rows, ncols)
+            records.record(x, what, cols)
+    else:
+        cols = scratch(rows * ncols, x.dtype).reshape(rows, ncols)
     _im2col(cols.size, np.ascontiguousarray(x), cols, *kernel, *stride, *padding, *dilation,
             *out_hw)
     return cols
@@ -195,7 +228,7 @@ def _by_channel(a: ndarray) -> ndarray:
 def conv2d(x, w, shape, stride, padding, dilation) -> ndarray:
     """``shape``: the output's (N, O, OH, OW), checked by the caller; x, w non-empty."""
     n, o, oh, ow = shape
-    cols = im2col(x, w.shape[2:], stride, padding, dilation, (oh, ow))
+    cols = im2col(x, w.shape[2:], stride, padding, dilation, (oh, ow), keep=True)
     out = _gemm(np.ascontiguousarray(w).reshape(o, -1), cols)  # (O, N*OH*OW)
     return np.ascontiguousarray(out.reshape(o, n, oh * ow).transpose(1, 0, 2)).reshape(shape)
 
@@ -213,4 +246,13 @@ def conv2d_backward_input(g, w, x_shape, stride, padding, dilation) -> ndarray:
 
 def conv2d_backward_filter(x, g, w_shape, stride, padding, dilation) -> ndarray:
     cols = im2col(x, w_shape[2:], stride, padding, dilation, g.shape[2:])
+    return _gemm(_by_channel(g), cols.T).reshape(w_shape)
+
+
+def recorded_filter_grad(x, g, w_shape, stride, padding, dilation) -> ndarray | None:
+    """:func:`conv2d_backward_filter` from the im2col matrix the forward recorded for this
+    very ``x``, or None where there is none (eager backward only: kernels/records.py)."""
+    cols = records.recorded(x, ("im2col", w_shape[2:], stride, padding, dilation))
+    if cols is None or cols.dtype != g.dtype or cols.shape[1] != g.size // g.shape[1]:
+        return None
     return _gemm(_by_channel(g), cols.T).reshape(w_shape)

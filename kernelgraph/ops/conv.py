@@ -21,6 +21,7 @@ from .. import dtypes as D
 from ..errors import ShapeError, shown
 from ..graph import shape_str
 from ..kernels import conv as K
+from ..kernels import conv_gemm as G
 from ..kernels import pool_index as PI
 from ..kernels import records
 from ..kernels import reference as R
@@ -171,8 +172,11 @@ def _conv2d_infer(shapes_, dtypes, attrs):
 
 
 def _conv2d_grad(g, out, needs, attrs, x, w):
+    # Eager backward on the host: the filter gradient from the forward's im2col matrix.
+    dw = (G.recorded_filter_grad(x, g, w.shape, *_conv_attrs(attrs))
+          if needs[1] and type(g) is np.ndarray else None)
     return ((conv2d_backward_input(g, w, x, **attrs) if needs[0] else None),
-            (conv2d_backward_filter(x, g, w, **attrs) if needs[1] else None))
+            (conv2d_backward_filter(x, g, w, **attrs) if dw is None and needs[1] else dw))
 
 
 def _backward_input(k: _Kernels):

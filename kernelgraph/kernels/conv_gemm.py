@@ -11,11 +11,13 @@ of a convolution is then a single BLAS call on it, however many images the batch
 
 Only the output-sized arrays change layout (NCHW is (N, O, OH*OW); the products use
 (O, N, OH*OW)): a copy the size of the output, where ``cols`` is C*KH*KW/O times larger and
-is never copied. One product per image (the previous layout, columns per image) made N
-small BLAS calls; on 2 cores the batch-100 MNIST convolutions ran about twice as long.
+is never copied. One product per image instead makes N small BLAS calls, each too small to
+keep BLAS's threads busy.
 
 ``cols`` is written into a scratch buffer kept between calls (:func:`scratch`): a fresh
-allocation of that size costs its page faults on every step, as much again as the copy.
+allocation of that size pays its page faults on every step. The forward's ``cols`` is kept
+for eager backward's filter gradient instead (:func:`recorded_filter_grad`), in buffers
+reused once no record holds them.
 """
 
 from __future__ import annotations

@@ -4,6 +4,10 @@ with its picks kept from the forward (kernels/pool_index.py), against the NumPy 
 from __future__ import annotations
 
 import gc
+import os
+import platform
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -16,6 +20,7 @@ from kernelgraph.kernels import records
 from kernelgraph.kernels import reference as R
 from kernelgraph.kernels import reference_grads as RG
 
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CASES = [  # x shape, w shape, stride, padding, dilation
     ((7, 3, 9, 8), (5, 3, 3, 3), (1, 1), (1, 1), (1, 1)),
     ((6, 2, 11, 10), (4, 2, 3, 2), (2, 3), (1, 0), (1, 1)),
@@ -170,3 +175,21 @@ def test_a_recorded_im2col_is_never_overwritten_while_its_input_lives():
     K.conv2d(a * 2, w, (1, 1), (1, 1), (1, 1))
     K.conv2d(a, w, (1, 1), (1, 1), (1, 1))  # a's own record is replaced by the same values
     np.testing.assert_array_equal(records.recorded(a, what), kept)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux") or platform.libc_ver()[0] != "glibc",
+                    reason="glibc's malloc thresholds")
+def test_arrays_of_activation_size_reuse_heap_memory_once_conv_is_imported():
+    # In a fresh process: importing the conv kernels lets glibc's malloc serve a 4 MB array
+    # from memory already mapped, instead of new pages faulted in on every allocation.
+    code = (
+        "import resource, numpy as np\n"
+        "import kernelgraph.kernels.conv_gemm\n"
+        "a = np.ones(1 << 20, np.float32); del a\n"
+        "before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt\n"
+        "for _ in range(5):\n"
+        "    a = np.ones(1 << 20, np.float32); del a\n"
+        "print(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before)\n")
+    faults = int(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                                check=True, env={**os.environ, "PYTHONPATH": ROOT}).stdout)
+    assert faults < 100  # 5 x 1024 pages when each array is a fresh mapping

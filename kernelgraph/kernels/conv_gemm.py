@@ -49,6 +49,19 @@ RECORD_MAX_BYTES = 1 << 26
 _local = threading.local()
 
 
+def _heap_for_large_arrays():
+    """Free one 32 MiB block, once. glibc's malloc serves a block above its mmap threshold
+    (128 KiB at start) with a fresh mapping, whose pages fault in again on every use, and
+    freeing such a block raises the threshold to its size (up to 32 MiB): a CNN step's
+    activation-sized arrays then reuse heap memory. Each step's freed im2col matrix used
+    to do this by accident; the matrices are reused now, and without this every output of
+    the step's elementwise ops paid its page faults again. Elsewhere a harmless allocation."""
+    np.empty((1 << 25) - (1 << 16), np.uint8)  # allocated and freed at once
+
+
+_heap_for_large_arrays()
+
+
 def scratch(size: int, dtype) -> ndarray:
     """An uninitialised 1-D array of ``size`` elements, reused by the next call of this
     thread for the same dtype (so a caller must be done with it before calling again)."""

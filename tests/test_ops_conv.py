@@ -261,6 +261,8 @@ def test_threaded_loops_give_the_serial_bits(monkeypatch):
     """Each conv/pool loop runs serially below THREADED_MIN_WORK elements and threaded
     above: both versions must compute the same bits (forward and every backward kernel)."""
     from kernelgraph.kernels import conv as K
+    from kernelgraph.kernels import conv_gemm as G
+    from kernelgraph.kernels import pool_index as PI
 
     rng = np.random.default_rng(0)
     x = rng.standard_normal((3, 2, 7, 6)).astype(np.float32)
@@ -278,15 +280,15 @@ def test_threaded_loops_give_the_serial_bits(monkeypatch):
 
     serial = run_all()
     calls = []
-    for name in ("_im2col", "_col2im", "_max_pool", "_max_pool_backward", "_max_pool_select",
-                 "_avg_pool", "_avg_pool_backward"):
-        loop = getattr(K, name)
+    loops = {"_im2col": G, "_col2im": G, "_max_pool_indexed": PI, "_scatter": PI,
+             "_gather": PI, "_avg_pool": K, "_avg_pool_backward": K}
+    for name, module in loops.items():
+        loop = getattr(module, name)
         assert loop.threshold == K.THREADED_MIN_WORK
         monkeypatch.setattr(loop, "threshold", 0)
         monkeypatch.setattr(loop, "parallel",
                             lambda *a, _k=loop.parallel, _n=name: (calls.append(_n), _k(*a))[1])
     threaded = run_all()
-    assert set(calls) == {"_im2col", "_col2im", "_max_pool", "_max_pool_backward",
-                          "_max_pool_select", "_avg_pool", "_avg_pool_backward"}
+    assert set(calls) == set(loops)
     for a, b in zip(serial, threaded):
         assert_same(a, b, "threaded vs serial")

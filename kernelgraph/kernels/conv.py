@@ -8,12 +8,8 @@ materialised: out-of-range input positions are skipped (zero for conv/avg, ignor
 The Python wrappers validate every shape first (:func:`conv2d_shape`, :func:`pool2d_shape`),
 so a kernel never reads outside its arrays, whatever a user passes.
 
-The forward ``conv2d`` is im2col + the BLAS matmul: for x (32, 1, 16, 16), w (8, 1, 3, 3),
-padding 1, float32, on a busy 2-core machine it took 48-60 us where a direct loop nest took
-330 us (so the loop nest was removed), the NumPy reference 620 us, torch 2.13 CPU 60-240 us.
-The backward kernels reuse im2col and the matmul: the filter gradient is ``cols @ g^T``
-summed over the batch, the input gradient ``w^T @ g`` scattered back by col2im
-(32x8x16x16 -> 8 channels: 0.27 and 0.5 ms, from 1.8 and 3.4 ms as direct loops).
+The convolutions are im2col + one BLAS product over the whole batch
+(:mod:`kernelgraph.kernels.conv_gemm`); a direct loop nest was several times slower.
 """
 
 from __future__ import annotations
@@ -23,19 +19,14 @@ import math
 import numpy as np
 from numba import njit, prange
 
-from .linalg import matmul as _matmul
+from . import conv_gemm as G
+from . import pool_index as PI
+from . import records
+from .conv_gemm import THREADED_MIN_WORK
 from .loops import by_work
 from .reduce import reduce_mean
 
 ndarray = np.ndarray
-
-
-# Elements of work from which a conv/pool loop (a loops.ByWork) runs threaded. These loops
-# move memory and do almost no arithmetic, so the bar is far above loops.PARALLEL_MIN_WORK
-# (multiply-adds). With every loop threaded, the CNN step of bench row 8 (batch 32, 16x16,
-# an im2col of 0.6M elements) took 8 to 40 ms on 2 cores, against 1.8 ms with BLAS alone
-# threaded: numba's spinning threads fought BLAS's for the cores.
-THREADED_MIN_WORK = 1 << 22
 
 
 # -- shape rules (concrete shapes; the ops' rules in ops/conv.py also handle None) ----------
@@ -75,100 +66,33 @@ def _check_grad(g: ndarray, expected: tuple, what: str):
         raise ValueError(f"{what}: the gradient has shape {g.shape}, expected {expected}")
 
 
-# -- conv2d ---------------------------------------------------------------------------------
-@by_work(THREADED_MIN_WORK)
-def _im2col(x, cols, kh_, kw_, sh, sw, ph, pw, dh, dw, oh_, ow_):
-    n_, c_, h_, w_ = x.shape
-    for p in prange(n_ * c_):
-        n = p // c_
-        c = p % c_
-        for ki in range(kh_):
-            for kj in range(kw_):
-                row = (c * kh_ + ki) * kw_ + kj
-                for i in range(oh_):
-                    y = i * sh - ph + ki * dh
-                    for j in range(ow_):
-                        xx = j * sw - pw + kj * dw
-                        v = 0.0
-                        if 0 <= y < h_ and 0 <= xx < w_:
-                            v = x[n, c, y, xx]
-                        cols[n, row, i * ow_ + j] = v
+# -- conv2d: im2col + one GEMM over the batch (kernels/conv_gemm.py) ------------------------
+def conv2d(x: ndarray, w: ndarray, stride, padding, dilation) -> ndarray:
+    """Convolution (cross-correlation, as every framework) of NCHW ``x`` by ``w``."""
+    shape = conv2d_shape(x.shape, w.shape, stride, padding, dilation)
+    if 0 in shape or 0 in w.shape[1:]:
+        return np.zeros(shape, x.dtype)
+    return G.conv2d(x, w, shape, stride, padding, dilation)
 
 
-@by_work(THREADED_MIN_WORK)
-def _col2im(cols, dx, kh_, kw_, sh, sw, ph, pw, dh, dw, oh_, ow_):
-    """The adjoint of :func:`_im2col`: scatter-add each column of ``cols`` (N, C*KH*KW,
-    OH*OW) back onto the input position it was read from; padding positions are dropped."""
-    n_, c_, h_, w_ = dx.shape
-    for p in prange(n_ * c_):  # each (n, c) plane of dx is written by one thread
-        n = p // c_
-        c = p % c_
-        plane = dx[n, c]
-        plane[:] = 0
-        for ki in range(kh_):
-            for kj in range(kw_):
-                row = (c * kh_ + ki) * kw_ + kj
-                off = kj * dw - pw  # input column of output column j is j * sw + off
-                j0 = max(0, (sw - 1 - off) // sw)  # the first j with j * sw + off >= 0
-                j1 = min(ow_, max(0, (w_ - 1 - off) // sw + 1))  # past the last one < w_
-                src = cols[n, row]
-                for i in range(oh_):
-                    y = i * sh - ph + ki * dh
-                    if y < 0 or y >= h_:
-                        continue
-                    base = i * ow_
-                    for j in range(j0, j1):
-                        plane[y, j * sw + off] += src[base + j]
+def conv2d_backward_input(g, w, x_shape, stride, padding, dilation) -> ndarray:
+    """The gradient of :func:`conv2d` with respect to ``x``."""
+    _check_grad(g, conv2d_shape(x_shape, w.shape, stride, padding, dilation),
+                "conv2d_backward_input")
+    if 0 in x_shape or g.size == 0:
+        return np.zeros(x_shape, g.dtype)
+    return G.conv2d_backward_input(g, np.asarray(w, g.dtype), x_shape, stride, padding,
+                                   dilation)
 
 
-def conv2d(x: ndarray, w: ndarray, stride, padding, dilation, matmul=_matmul) -> ndarray:
-    """Convolution (cross-correlation, as every framework) of NCHW ``x`` by im2col: copy
-    each receptive field into a column of ``cols`` (N, C*KH*KW, OH*OW), then one batched
-    ``w (O, C*KH*KW) @ cols``."""
-    n, o, oh, ow = conv2d_shape(x.shape, w.shape, stride, padding, dilation)
-    c, kh, kw = w.shape[1:]
-    cols = np.empty((n, c * kh * kw, oh * ow), x.dtype)
-    if cols.size:
-        _im2col(cols.size, np.ascontiguousarray(x), cols, kh, kw, *stride, *padding,
-                *dilation, oh, ow)
-    out = matmul(np.ascontiguousarray(w).reshape(o, c * kh * kw), cols)
-    return out.reshape(n, o, oh, ow)
-
-
-def conv2d_backward_input(g, w, x_shape, stride, padding, dilation,
-                          matmul=_matmul) -> ndarray:
-    """The gradient of :func:`conv2d` with respect to ``x``: ``w^T (C*KH*KW, O) @ g``
-    gives the gradient of every column of im2col's ``cols``, and col2im adds each back onto
-    the input position it was copied from."""
-    n, o, oh, ow = conv2d_shape(x_shape, w.shape, stride, padding, dilation)
-    _check_grad(g, (n, o, oh, ow), "conv2d_backward_input")
-    c, kh, kw = w.shape[1:]
-    dx = np.zeros(x_shape, g.dtype)
-    if dx.size and g.size:
-        wt = np.ascontiguousarray(np.asarray(w, g.dtype).reshape(o, c * kh * kw).T)
-        cols = matmul(wt, np.ascontiguousarray(g).reshape(n, o, oh * ow))
-        _col2im(cols.size, cols, dx, kh, kw, *stride, *padding, *dilation, oh, ow)
-    return dx
-
-
-def conv2d_backward_filter(x, g, w_shape, stride, padding, dilation,
-                           matmul=_matmul) -> ndarray:
-    """The gradient of :func:`conv2d` with respect to ``w``: ``cols[n] (C*KH*KW, OH*OW) @
-    g[n]^T (OH*OW, O)`` for every image n (im2col's ``cols``), summed over the batch.
-
-    One small product per image: one (C*KH*KW, N*OH*OW) product, with im2col writing a
-    transposed view, measured slower here (2 cores)."""
-    n, o, oh, ow = conv2d_shape(x.shape, w_shape, stride, padding, dilation)
-    _check_grad(g, (n, o, oh, ow), "conv2d_backward_filter")
-    c, kh, kw = w_shape[1:]
-    if not (g.size and c * kh * kw):
+def conv2d_backward_filter(x, g, w_shape, stride, padding, dilation) -> ndarray:
+    """The gradient of :func:`conv2d` with respect to ``w``."""
+    _check_grad(g, conv2d_shape(x.shape, w_shape, stride, padding, dilation),
+                "conv2d_backward_filter")
+    if 0 in w_shape or g.size == 0:
         return np.zeros(w_shape, g.dtype)
-    cols = np.empty((n, c * kh * kw, oh * ow), g.dtype)
-    _im2col(cols.size, np.ascontiguousarray(x, g.dtype), cols, kh, kw, *stride, *padding,
-            *dilation, oh, ow)
-    gt = np.ascontiguousarray(np.asarray(g).reshape(n, o, oh * ow).transpose(0, 2, 1))
-    dwt = matmul(cols, gt).sum(axis=0)  # (C*KH*KW, O)
-    return np.ascontiguousarray(dwt.T).reshape(w_shape)
+    return G.conv2d_backward_filter(np.asarray(x, g.dtype), g, w_shape, stride, padding,
+                                    dilation)
 
 
 # -- pooling --------------------------------------------------------------------------------
@@ -194,46 +118,6 @@ def _window_max(x, n, c, i, j, kh_, kw_, sh, sw, ph, pw):
                     by = y
                     bx = xx
     return m, by, bx
-
-
-@by_work(THREADED_MIN_WORK)
-def _max_pool(x, out, kh_, kw_, sh, sw, ph, pw):
-    n_, c_ = x.shape[0], x.shape[1]
-    for p in prange(n_ * c_):
-        n = p // c_
-        c = p % c_
-        for i in range(out.shape[2]):
-            for j in range(out.shape[3]):
-                out[n, c, i, j] = _window_max(x, n, c, i, j, kh_, kw_, sh, sw, ph, pw)[0]
-
-
-@by_work(THREADED_MIN_WORK)
-def _max_pool_backward(x, g, dx, kh_, kw_, sh, sw, ph, pw):
-    # Each gradient goes to its window's pick (_window_max); a plane is one thread's, so the
-    # accumulation (windows overlap when stride < kernel) never races.
-    n_, c_ = x.shape[0], x.shape[1]
-    for p in prange(n_ * c_):
-        n = p // c_
-        c = p % c_
-        dx[n, c] = 0
-        for i in range(g.shape[2]):
-            for j in range(g.shape[3]):
-                _, by, bx = _window_max(x, n, c, i, j, kh_, kw_, sh, sw, ph, pw)
-                if by >= 0:
-                    dx[n, c, by, bx] += g[n, c, i, j]
-
-
-@by_work(THREADED_MIN_WORK)
-def _max_pool_select(x, g, out, kh_, kw_, sh, sw, ph, pw):
-    # The transpose of _max_pool_backward: each window reads g at its pick in x.
-    n_, c_ = x.shape[0], x.shape[1]
-    for p in prange(n_ * c_):
-        n = p // c_
-        c = p % c_
-        for i in range(out.shape[2]):
-            for j in range(out.shape[3]):
-                _, by, bx = _window_max(x, n, c, i, j, kh_, kw_, sh, sw, ph, pw)
-                out[n, c, i, j] = g[n, c, by, bx] if by >= 0 else 0
 
 
 @by_work(THREADED_MIN_WORK)
@@ -281,31 +165,25 @@ def _avg_pool_backward(g, dx, kh_, kw_, sh, sw, ph, pw):
 
 
 def max_pool2d(x, kernel, stride, padding) -> ndarray:
-    out = np.empty(pool2d_shape(x.shape, kernel, stride, padding), x.dtype)
-    if out.size:
-        _max_pool(out.size * math.prod(kernel), np.ascontiguousarray(x), out, *kernel,
-                  *stride, *padding)
+    """The maxima; their positions are recorded against ``x`` (kernels/pool_index.py)."""
+    out, idx = PI.max_pool2d_indexed(x, pool2d_shape(x.shape, kernel, stride, padding),
+                                     kernel, stride, padding)
+    records.record(x, ("max_pool2d", kernel, stride, padding), idx)
     return out
 
 
 def max_pool2d_backward(g, x, kernel, stride, padding) -> ndarray:
-    _check_grad(g, pool2d_shape(x.shape, kernel, stride, padding), "max_pool2d_backward")
-    dx = np.zeros(x.shape, g.dtype)
-    if dx.size:
-        _max_pool_backward(g.size * math.prod(kernel), np.ascontiguousarray(x),
-                           np.ascontiguousarray(g), dx, *kernel, *stride, *padding)
-    return dx
+    shape = pool2d_shape(x.shape, kernel, stride, padding)
+    _check_grad(g, shape, "max_pool2d_backward")
+    return PI.scatter(g, PI.max_pool2d_indexed(x, shape, kernel, stride, padding)[1], x.shape)
 
 
 def max_pool2d_select(g, x, kernel, stride, padding) -> ndarray:
     """``g`` (x's shape) read at each pooling window's last NaN of ``x``, else its first
     maximum."""
     _check_grad(g, x.shape, "max_pool2d_select")
-    out = np.empty(pool2d_shape(x.shape, kernel, stride, padding), g.dtype)
-    if out.size:
-        _max_pool_select(out.size * math.prod(kernel), np.ascontiguousarray(x),
-                         np.ascontiguousarray(g), out, *kernel, *stride, *padding)
-    return out
+    shape = pool2d_shape(x.shape, kernel, stride, padding)
+    return PI.gather(g, PI.max_pool2d_indexed(x, shape, kernel, stride, padding)[1])
 
 
 def avg_pool2d(x, kernel, stride, padding) -> ndarray:

@@ -15,7 +15,7 @@ class ByWork:
     """A loop nest compiled twice, with ``prange`` threads and without; a call passes how
     many elements of ``work`` it does first, and runs threaded only from ``threshold`` on.
     Below that, waking numba's thread pool costs more than it gains, and its threads,
-    spinning between calls, fight BLAS's own threads for the cores (kernels/conv.py says
+    spinning between calls, fight BLAS's own threads for the cores (kernels/conv_gemm.py says
     how much that cost a CNN step). Each ``prange`` iteration writes its own part of the
     output in the same order either way, so the two versions compute the same bits."""
 

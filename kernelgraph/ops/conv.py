@@ -21,6 +21,9 @@ from .. import dtypes as D
 from ..errors import ShapeError, shown
 from ..graph import shape_str
 from ..kernels import conv as K
+from ..kernels import conv_gemm as G
+from ..kernels import pool_index as PI
+from ..kernels import records
 from ..kernels import reference as R
 from ..kernels import reference_grads as RG
 from .elementwise import _floating, _to
@@ -169,8 +172,11 @@ def _conv2d_infer(shapes_, dtypes, attrs):
 
 
 def _conv2d_grad(g, out, needs, attrs, x, w):
+    # Eager backward on the host: the filter gradient from the forward's im2col matrix.
+    dw = (G.recorded_filter_grad(x, g, w.shape, *_conv_attrs(attrs))
+          if needs[1] and type(g) is np.ndarray else None)
     return ((conv2d_backward_input(g, w, x, **attrs) if needs[0] else None),
-            (conv2d_backward_filter(x, g, w, **attrs) if needs[1] else None))
+            (conv2d_backward_filter(x, g, w, **attrs) if dw is None and needs[1] else dw))
 
 
 def _backward_input(k: _Kernels):
@@ -278,10 +284,20 @@ def _select_infer(shapes_, dtypes, attrs):
     return _pool_shape("max_pool2d", shapes_[1], attrs), dtypes[0]
 
 
+def _max_pool_grad(g, out, needs, attrs, x):
+    # Eager backward on host arrays: x is the array the forward pooled, which recorded its
+    # picks (kernels/pool_index.py), so the gradient is a scatter with no window scanned.
+    idx = (records.recorded(x, ("max_pool2d", *_pool_attrs("max_pool2d", attrs)))
+           if type(g) is np.ndarray else None)
+    if idx is not None and g.dtype == x.dtype and g.shape == idx.shape:
+        return (PI.scatter(g, idx, x.shape),)
+    return (max_pool2d_backward(g, x, **attrs),)
+
+
 _POOL_ATTRS = ("kernel_size", "stride", "padding")
 max_pool2d = define(
     "max_pool2d", _pool("max_pool2d")(_HOST), _pool_infer("max_pool2d"),
-    lambda g, out, needs, attrs, x: (max_pool2d_backward(g, x, **attrs),), traits=("fresh",),
+    _max_pool_grad, traits=("fresh",),
     reference=R.max_pool2d, cuda=_cuda(_pool("max_pool2d")), attr_names=_POOL_ATTRS,
     doc="Maximum over kernel_size windows of x (N, C, H, W); stride defaults to kernel_size, "
         "padding (at most half the window) never wins; a NaN in a window wins. The gradient "

@@ -193,18 +193,3 @@ def test_arrays_of_activation_size_reuse_heap_memory_once_conv_is_imported():
     faults = int(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                                 check=True, env={**os.environ, "PYTHONPATH": ROOT}).stdout)
     assert faults < 100  # 5 x 1024 pages when each array is a fresh mapping
-
-
-def test_blas_threads_stop_spinning_soon_after_a_product():
-    # Read by SciPy's OpenBLAS when it loads, at kernelgraph's first product; a user's own
-    # setting is kept.
-    code = ("import os\nimport kernelgraph\n"
-            "print(os.environ.get('OPENBLAS_THREAD_TIMEOUT'))\n")
-    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_THREAD_TIMEOUT"}
-    run = [sys.executable, "-c", code]
-    out = subprocess.run(run, capture_output=True, text=True, check=True,
-                         env={**env, "PYTHONPATH": ROOT}).stdout
-    assert out.strip() == "4"
-    out = subprocess.run(run, capture_output=True, text=True, check=True,
-                         env={**env, "PYTHONPATH": ROOT, "OPENBLAS_THREAD_TIMEOUT": "20"}).stdout
-    assert out.strip() == "20"

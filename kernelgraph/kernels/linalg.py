@@ -3,8 +3,6 @@ loops for integers, batch dims broadcast as ``np.matmul`` broadcasts them."""
 
 from __future__ import annotations
 
-import os
-
 import numpy as np
 from numba import njit, prange
 
@@ -32,11 +30,12 @@ def _matmul_batched(a, b, out):  # integer dtypes (floats go to BLAS, below)
 
 # Floating-point matmul goes to BLAS: numba compiles ``np.dot`` into a call to the sgemm/dgemm
 # that SciPy ships (hence the scipy dependency), on contiguous 2-D slices, one per batch entry.
-# The loops above stay for integer dtypes, which BLAS does not do. SciPy's OpenBLAS loads at
-# the first product and reads this then: its threads spin for 2**4 cycles after a product,
-# not 2**28, so they no longer take the cores from the numba kernels and Python that run
-# between products (a CNN step's wall time: kernelgraph/bench/ rows 8 and the MNIST step).
-os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "4")
+# The loops above stay for integer dtypes, which BLAS does not do. OpenBLAS's threads keep
+# spinning for a while after a product (OPENBLAS_THREAD_TIMEOUT, left as the user set it):
+# shortening that freed the cores on a loaded machine, but on an idle one each small product
+# of an MLP step then paid for waking them (bench rows 11b and 12b twice as slow).
+
+
 @njit(cache=True)
 def _matmul_batched_blas(a, b, out):
     for i in range(a.shape[0]):

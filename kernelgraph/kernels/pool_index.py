@@ -25,26 +25,32 @@ ndarray = np.ndarray
 def _max_pool_indexed(x, out, idx, kh_, kw_, sh, sw, ph, pw):
     n_, c_, h_, w_ = x.shape
     oh_, ow_ = out.shape[2], out.shape[3]
+    xf = x.reshape(-1)
+    outf = out.reshape(-1)
+    idxf = idx.reshape(-1)
     for p in prange(n_ * c_):
         n = p // c_
         c = p % c_
         plane = x[n, c]
         if ph == 0 and pw == 0:  # every window inside the plane (floor mode): no checks
+            # flat offsets into contiguous planes: a view per window row costs more than
+            # the window's few comparisons
+            src = xf[(n * c_ + c) * h_ * w_:(n * c_ + c + 1) * h_ * w_]
+            o = (n * c_ + c) * oh_ * ow_
             for i in range(oh_):
                 for j in range(ow_):
-                    y0 = i * sh
-                    x0 = j * sw
-                    m = plane[y0, x0]
-                    best = y0 * w_ + x0
+                    top = i * sh * w_ + j * sw
+                    m = src[top]
+                    best = top
                     for ki in range(kh_):
-                        row = plane[y0 + ki]
+                        at = top + ki * w_
                         for kj in range(kw_):
-                            v = row[x0 + kj]
-                            if v > m or v != v:
-                                m = v
-                                best = (y0 + ki) * w_ + x0 + kj
-                    out[n, c, i, j] = m
-                    idx[n, c, i, j] = best
+                            v = src[at + kj]
+                            take = (v > m) | (v != v)  # no branch: picks are unpredictable
+                            m = v if take else m
+                            best = at + kj if take else best
+                    outf[o + i * ow_ + j] = m
+                    idxf[o + i * ow_ + j] = best
             continue
         for i in range(oh_):
             for j in range(ow_):

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..compat import v1 as compat_v1
 from .cases import NO_AUTOGRAD_NP, Case, Impl, Target
 
 BATCH, SIZE, CLASSES, KERNEL, LR, EPS = 100, 28, 10, 5, 1e-3, 1e-5
@@ -248,7 +247,11 @@ def _tf_program(tf):
 
 
 def _kg_tf_program(kg):
-    return _tf_program(compat_v1)
+    # late: the TF1 face only when this row runs, not in every process that reads the cases
+    # (the compile row's child times its import)
+    from ..compat import v1
+
+    return _tf_program(v1)
 
 
 def _tf1(tf):

@@ -10,8 +10,11 @@ difference into the printed digits. OpenBLAS picks its matrix kernels by CPU mod
 AMD EPYC machines of ours: "Haswell" on one, "SkylakeX" on the other, whose products round
 differently), and NumPy picks AVX-512 or AVX2 loops for ``exp``/``tanh``. The notebook
 kernels inherit this process's environment, so the tests pin both to what every x86-64 CPU
-with AVX2 runs: OpenBLAS's Haswell kernels and NumPy's X86_V3 loops. The notebooks were
-executed with the same settings.
+with AVX2 runs: OpenBLAS's Haswell kernels and NumPy's X86_V3 loops. A product OpenBLAS
+splits across threads also rounds differently from the same product on one thread (a
+convolution is one large product over the whole batch), and how many threads it uses is
+the machine's: the tests pin OpenBLAS to one thread. The notebooks were executed with the
+same settings.
 """
 
 import ctypes.util
@@ -31,6 +34,7 @@ if not _has_nvidia_driver():
 if platform.machine() in ("x86_64", "AMD64"):
     os.environ.setdefault("OPENBLAS_CORETYPE", "Haswell")
     os.environ.setdefault("NPY_DISABLE_CPU_FEATURES", "X86_V4 AVX512_ICL AVX512_SPR")
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 
 @pytest.fixture(autouse=True)

@@ -134,8 +134,21 @@ class Namespace:
         return candidate
 
 
+_COLLECTED: list = []  # filenames whose owners were collected, for drop_collected
+
+
+def drop_collected() -> None:
+    """Drop the ``linecache`` entries of collected owners. Not done by the finalizer itself:
+    a collection may run it in the middle of ``linecache.checkcache`` walking the cache's
+    keys (a debugger or doctest starting), which then fails on the key gone."""
+    while _COLLECTED:
+        linecache.cache.pop(_COLLECTED.pop(), None)
+
+
 def register(owner, filename: str, source: str) -> None:
     """Show ``source`` as ``filename`` in tracebacks and ``linecache`` while ``owner``
-    lives: the entry goes when ``owner`` is collected, so compiled plans do not pile up."""
+    lives: the entry goes after ``owner`` is collected (at the next register), so compiled
+    plans do not pile up."""
+    drop_collected()
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
-    weakref.finalize(owner, linecache.cache.pop, filename, None)
+    weakref.finalize(owner, _COLLECTED.append, filename)

@@ -80,17 +80,19 @@ POOLS = [  # kernel, stride, padding
 ]
 
 
-def _with_ties_and_nans(rng, shape):
+def _with_ties_and_nans(rng, shape, nans=True):
     x = rng.integers(0, 3, shape).astype(np.float32)  # many ties
-    x.reshape(-1)[rng.choice(x.size, x.size // 9, replace=False)] = np.nan
+    if nans:
+        x.reshape(-1)[rng.choice(x.size, x.size // 9, replace=False)] = np.nan
     return x
 
 
+@pytest.mark.parametrize("nans", [True, False], ids=["nans", "ties"])  # two kernels
 @pytest.mark.parametrize("pool", POOLS)
-def test_max_pool_picks_are_pytorchs_and_feed_the_backward(pool):
+def test_max_pool_picks_are_pytorchs_and_feed_the_backward(pool, nans):
     kernel, stride, padding = pool
     rng = np.random.default_rng(2)
-    x = _with_ties_and_nans(rng, (3, 2, 7, 8))
+    x = _with_ties_and_nans(rng, (3, 2, 7, 8), nans)
     attrs = dict(kernel_size=kernel, stride=stride, padding=padding)
     out, idx = PI.max_pool2d_indexed(x, K.pool2d_shape(x.shape, kernel, stride, padding),
                                      kernel, stride, padding)

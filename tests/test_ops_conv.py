@@ -271,7 +271,8 @@ def test_threaded_loops_give_the_serial_bits(monkeypatch):
     def run_all():
         x_t, w_t = kg.tensor(x, requires_grad=True), kg.tensor(w, requires_grad=True)
         y = kg.conv2d(x_t, w_t, stride=1, padding=1)
-        pooled = kg.max_pool2d(y, 2) * 2.0 + kg.avg_pool2d(y, 2, stride=1, padding=1).sum()
+        pooled = (kg.max_pool2d(y, 2) * 2.0 + kg.avg_pool2d(y, 2, stride=1, padding=1).sum()
+                  + kg.max_pool2d(y, 3, stride=2, padding=1)[..., :3, :3].sum())
         pooled.sum().backward()
         select = kg.ops.max_pool2d_select(y.detach().numpy(), y.detach().numpy(), (2, 2),
                                           stride=(2, 2), padding=(0, 0))
@@ -280,7 +281,8 @@ def test_threaded_loops_give_the_serial_bits(monkeypatch):
 
     serial = run_all()
     calls = []
-    loops = {"_im2col": G, "_col2im": G, "_max_pool_indexed": PI, "_scatter": PI,
+    loops = {"_im2col": G, "_col2im": G, "_max_pool_indexed": PI,
+             "_max_pool_unpadded_nan_free": PI, "_scatter": PI,
              "_gather": PI, "_avg_pool": K, "_avg_pool_backward": K}
     for name, module in loops.items():
         loop = getattr(module, name)

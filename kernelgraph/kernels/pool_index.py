@@ -13,7 +13,7 @@ indices itself, by one scan.
 from __future__ import annotations
 
 import numpy as np
-from numba import prange
+from numba import njit, prange
 
 from .conv_gemm import THREADED_MIN_WORK
 from .loops import by_work
@@ -33,24 +33,7 @@ def _max_pool_indexed(x, out, idx, kh_, kw_, sh, sw, ph, pw):
         c = p % c_
         plane = x[n, c]
         if ph == 0 and pw == 0:  # every window inside the plane (floor mode): no checks
-            # flat offsets into contiguous planes: a view per window row costs more than
-            # the window's few comparisons
-            src = xf[(n * c_ + c) * h_ * w_:(n * c_ + c + 1) * h_ * w_]
-            o = (n * c_ + c) * oh_ * ow_
-            for i in range(oh_):
-                for j in range(ow_):
-                    top = i * sh * w_ + j * sw
-                    m = src[top]
-                    best = top
-                    for ki in range(kh_):
-                        at = top + ki * w_
-                        for kj in range(kw_):
-                            v = src[at + kj]
-                            take = (v > m) | (v != v)  # no branch: picks are unpredictable
-                            m = v if take else m
-                            best = at + kj if take else best
-                    outf[o + i * ow_ + j] = m
-                    idxf[o + i * ow_ + j] = best
+            _pool_plane_unpadded(xf, outf, idxf, p, h_, w_, oh_, ow_, kh_, kw_, sh, sw, True)
             continue
         for i in range(oh_):
             for j in range(ow_):
@@ -70,6 +53,40 @@ def _max_pool_indexed(x, out, idx, kh_, kw_, sh, sw, ph, pw):
                                 best = y * w_ + xx
                 out[n, c, i, j] = m if best >= 0 else -np.inf
                 idx[n, c, i, j] = best
+
+
+@njit(inline="always")
+def _pool_plane_unpadded(xf, outf, idxf, p, h_, w_, oh_, ow_, kh_, kw_, sh, sw, nan_aware):
+    """Plane ``p`` of a pooling without padding, by flat offsets into contiguous planes (a
+    view per window row costs more than the window's few comparisons). Without NaNs a pick
+    is a plain ``v > m``: LLVM turns the NaN test's extra compare into branches, which the
+    picks make unpredictable (three times slower)."""
+    src = xf[p * h_ * w_:(p + 1) * h_ * w_]
+    o = p * oh_ * ow_
+    for i in range(oh_):
+        for j in range(ow_):
+            top = np.int32(i * sh * w_ + j * sw)
+            m = src[top]
+            best = top
+            for ki in range(kh_):
+                at = top + np.int32(ki * w_)
+                for kj in range(kw_):
+                    v = src[at + kj]
+                    take = ((v > m) | (v != v)) if nan_aware else (v > m)
+                    m = v if take else m
+                    best = np.int32(at + kj) if take else best
+            outf[o + i * ow_ + j] = m
+            idxf[o + i * ow_ + j] = best
+
+
+@by_work(THREADED_MIN_WORK)
+def _max_pool_unpadded_nan_free(x, out, idx, kh_, kw_, sh, sw):
+    """:func:`_max_pool_indexed` without padding, for an ``x`` that holds no NaN."""
+    n_, c_, h_, w_ = x.shape
+    oh_, ow_ = out.shape[2], out.shape[3]
+    xf, outf, idxf = x.reshape(-1), out.reshape(-1), idx.reshape(-1)
+    for p in prange(n_ * c_):
+        _pool_plane_unpadded(xf, outf, idxf, p, h_, w_, oh_, ow_, kh_, kw_, sh, sw, False)
 
 
 @by_work(THREADED_MIN_WORK)
@@ -107,8 +124,12 @@ def max_pool2d_indexed(x, out_shape, kernel, stride, padding) -> tuple[ndarray, 
     out = np.empty(out_shape, x.dtype)
     idx = np.empty(out_shape, np.int32)
     if out.size:
-        _max_pool_indexed(out.size * kernel[0] * kernel[1], np.ascontiguousarray(x), out, idx,
-                          *kernel, *stride, *padding)
+        x = np.ascontiguousarray(x)
+        work = out.size * kernel[0] * kernel[1]
+        if padding == (0, 0) and not np.isnan(x.max()):  # max() is NaN where any one is
+            _max_pool_unpadded_nan_free(work, x, out, idx, *kernel, *stride)
+        else:
+            _max_pool_indexed(work, x, out, idx, *kernel, *stride, *padding)
     return out, idx
 
 

@@ -195,3 +195,49 @@ def test_arrays_of_activation_size_reuse_heap_memory_once_conv_is_imported():
     faults = int(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                                 check=True, env={**os.environ, "PYTHONPATH": ROOT}).stdout)
     assert faults < 100  # 5 x 1024 pages when each array is a fresh mapping
+
+
+def test_static_backward_reads_only_what_its_own_run_recorded(monkeypatch):
+    """A static backward op reuses the im2col matrix and the pool picks its run's forward
+    recorded; a variable updated in place between runs must not be answered with what an
+    earlier run recorded of its array."""
+    rng = np.random.default_rng(7)
+    v0 = rng.standard_normal((2, 3, 6, 6)).astype(np.float32)
+    w = rng.standard_normal((4, 3, 3, 3)).astype(np.float32)
+    graph = kg.Graph()
+    with graph.as_default():
+        v = kg.Variable(v0)
+        y = kg.conv2d(v, kg.constant(w), padding=1)
+        pooled = kg.max_pool2d(v, 2)
+        gy = kg.placeholder(kg.float32, shape=(2, 4, 6, 6))
+        gp = kg.placeholder(kg.float32, shape=(2, 3, 3, 3))
+        both = kg.gradients([y, pooled], [v], grad_ys=[gy, gp])[0]
+        wgrad = kg.ops.conv2d_backward_filter(v, gy, kg.constant(w), padding=1)
+        bump = v.assign_add(kg.constant(rng.standard_normal(v0.shape).astype(np.float32)))
+        init = kg.global_variables_initializer()
+    g_y = rng.standard_normal((2, 4, 6, 6)).astype(np.float32)
+    g_p = rng.standard_normal((2, 3, 3, 3)).astype(np.float32)
+    with kg.Session(graph) as sess:
+        sess.run(init)
+        fed = {gy: g_y, gp: g_p}
+        scans = []  # im2col matrices built and pooling windows scanned
+        for module, name in ((G, "im2col"), (PI, "max_pool2d_indexed")):
+            real = getattr(module, name)
+            monkeypatch.setattr(
+                module, name, lambda *a, _r=real, _n=name, **k: (scans.append(_n), _r(*a, **k))[1])
+        # forward and backward in one run: the backward ops read the forward's records
+        together = sess.run([y, pooled, both, wgrad], feed_dict=fed)
+        assert sorted(scans) == ["im2col", "max_pool2d_indexed"]
+        np.testing.assert_allclose(together[3], RG.conv2d_backward_filter(v0, g_y, w, padding=1),
+                                   rtol=1e-4, atol=1e-4)
+        sess.run(bump)  # v's array changes in place
+        v1 = sess.run(v)
+        # the backward ops alone: the forward does not run, its records are an earlier run's
+        scans.clear()
+        alone = sess.run([both, wgrad], feed_dict=fed)
+        assert sorted(scans) == ["im2col", "max_pool2d_indexed"]  # found afresh
+    want = (RG.conv2d_backward_input(g_y, w, v1, padding=1)
+            + RG.max_pool2d_backward(g_p, v1, 2))
+    np.testing.assert_allclose(alone[0], want, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(alone[1], RG.conv2d_backward_filter(v1, g_y, w, padding=1),
+                               rtol=1e-4, atol=1e-4)

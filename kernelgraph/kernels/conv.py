@@ -175,7 +175,10 @@ def max_pool2d(x, kernel, stride, padding) -> ndarray:
 def max_pool2d_backward(g, x, kernel, stride, padding) -> ndarray:
     shape = pool2d_shape(x.shape, kernel, stride, padding)
     _check_grad(g, shape, "max_pool2d_backward")
-    return PI.scatter(g, PI.max_pool2d_indexed(x, shape, kernel, stride, padding)[1], x.shape)
+    idx = records.recorded_in_this_run(x, ("max_pool2d", kernel, stride, padding))
+    if idx is None or idx.shape != shape:
+        idx = PI.max_pool2d_indexed(x, shape, kernel, stride, padding)[1]
+    return PI.scatter(g, idx, x.shape)
 
 
 def max_pool2d_select(g, x, kernel, stride, padding) -> ndarray:

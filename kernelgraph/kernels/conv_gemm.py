@@ -260,14 +260,22 @@ def conv2d_backward_input(g, w, x_shape, stride, padding, dilation) -> ndarray:
 
 
 def conv2d_backward_filter(x, g, w_shape, stride, padding, dilation) -> ndarray:
-    cols = im2col(x, w_shape[2:], stride, padding, dilation, g.shape[2:])
+    cols = _recorded_cols(x, g, w_shape, stride, padding, dilation,
+                          records.recorded_in_this_run)
+    if cols is None:
+        cols = im2col(x, w_shape[2:], stride, padding, dilation, g.shape[2:])
     return _gemm(_by_channel(g), cols.T).reshape(w_shape)
+
+
+def _recorded_cols(x, g, w_shape, stride, padding, dilation, lookup):
+    cols = lookup(x, ("im2col", w_shape[2:], stride, padding, dilation))
+    if cols is None or cols.dtype != g.dtype or cols.shape[1] != g.size // g.shape[1]:
+        return None
+    return cols
 
 
 def recorded_filter_grad(x, g, w_shape, stride, padding, dilation) -> ndarray | None:
     """:func:`conv2d_backward_filter` from the im2col matrix the forward recorded for this
-    very ``x``, or None where there is none (eager backward only: kernels/records.py)."""
-    cols = records.recorded(x, ("im2col", w_shape[2:], stride, padding, dilation))
-    if cols is None or cols.dtype != g.dtype or cols.shape[1] != g.size // g.shape[1]:
-        return None
-    return _gemm(_by_channel(g), cols.T).reshape(w_shape)
+    very ``x``, or None where there is none (eager backward: kernels/records.py)."""
+    cols = _recorded_cols(x, g, w_shape, stride, padding, dilation, records.recorded)
+    return None if cols is None else _gemm(_by_channel(g), cols.T).reshape(w_shape)

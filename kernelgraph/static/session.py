@@ -21,6 +21,7 @@ from .. import graph as _graph
 from .. import trace
 from ..errors import OpError, shown, where
 from ..graph import Node, ancestors, get_default_graph, node_of
+from ..kernels import records
 from . import passes
 from .control_flow.subgraph import use_compiler, writes_outer_variables
 from .feeds import FetchSpec, fetch_key
@@ -105,7 +106,8 @@ class Session:
             args = ()
         plan = family.for_values(args)
         try:
-            values = _run_as(self, plan, args) if spec.per_session else plan.fn(*args)
+            with records.run_scope():  # static backward ops may read the forward's records
+                values = _run_as(self, plan, args) if spec.per_session else plan.fn(*args)
         except OpError:
             raise
         except Exception as e:  # noqa: BLE001 - re-raised naming the node and user line

@@ -152,7 +152,7 @@ def test_eager_filter_gradient_reads_the_forward_im2col():
     wv = rng.standard_normal((4, 2, 3, 3)).astype(np.float32)
     x, w = kg.tensor(xv, requires_grad=True), kg.tensor(wv, requires_grad=True)
     y = kg.conv2d(x, w, padding=1, stride=(1, 2))
-    what = ("im2col", (3, 3), (1, 2), (1, 1), (1, 1))
+    what = ("im2col", (3, 3), (1, 2), (1, 1), (1, 1), False)  # False: NCHW
     cols = records.recorded(x.detach().numpy(), what)
     assert cols is not None and cols.shape == (2 * 9, 3 * 6 * 3)
     g = rng.standard_normal(tuple(y.shape)).astype(np.float32)
@@ -169,7 +169,7 @@ def test_a_recorded_im2col_is_never_overwritten_while_its_input_lives():
     w = rng.standard_normal((2, 2, 3, 3)).astype(np.float32)
     a = rng.standard_normal((2, 2, 5, 5)).astype(np.float32)
     K.conv2d(a, w, (1, 1), (1, 1), (1, 1))
-    what = ("im2col", (3, 3), (1, 1), (1, 1), (1, 1))
+    what = ("im2col", (3, 3), (1, 1), (1, 1), (1, 1), False)  # False: NCHW
     kept = records.recorded(a, what).copy()
     for _ in range(3):  # other inputs of the same size: other buffers
         K.conv2d(rng.standard_normal(a.shape).astype(np.float32), w, (1, 1), (1, 1), (1, 1))

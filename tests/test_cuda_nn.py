@@ -218,18 +218,22 @@ def test_softmax_cross_entropy_errors(logits, labels):
 
 
 # -- conv2d and its gradients ----------------------------------------------------------------
+@pytest.mark.parametrize("data_format", ["NCHW", "NHWC"])
 @pytest.mark.parametrize("dtype", [F32, F64])
 @FEW
 @given(case=conv_cases(), data=st.data())
-def test_conv2d_and_gradients(dtype, case, data):
+def test_conv2d_and_gradients(dtype, data_format, case, data):
     xs, ws, stride, padding, dilation = case
-    attrs = {"stride": stride, "padding": padding, "dilation": dilation}
+    attrs = {"stride": stride, "padding": padding, "dilation": dilation,
+             "data_format": data_format}
+    if data_format == "NHWC":
+        xs = (xs[0], xs[2], xs[3], xs[1])
     x, w = arrays(data.draw, "any", dtype, xs), arrays(data.draw, "any", dtype, ws)
     out = check("conv2d", x, w, terms=int(np.prod(ws[1:])), **attrs)
     g = arrays(data.draw, "any", dtype, out.shape)
     check("conv2d_backward_input", g, w, x, terms=int(np.prod(ws[:1] + ws[2:])), **attrs)
-    check("conv2d_backward_filter", x, g, w, terms=int(xs[0] * np.prod(out.shape[2:])),
-          **attrs)
+    check("conv2d_backward_filter", x, g, w, terms=int(xs[0] * out.size // out.shape[0]
+                                                        // ws[0]), **attrs)
 
 
 def test_conv2d_dtypes_as_the_cpu():

@@ -61,14 +61,18 @@ def pool_cases(draw):
 
 
 # -- forward, gradients, eager == static -----------------------------------------------------
+@pytest.mark.parametrize("data_format", ["NCHW", "NHWC"])
 @pytest.mark.parametrize("dtype", [F32, F64])
 @FEW
 @given(case=conv_cases(), ph=PLACEHOLDER_SHAPES, data=st.data())
-def test_conv2d(dtype, case, ph, data):
+def test_conv2d(dtype, data_format, case, ph, data):
     xs, ws, stride, padding, dilation = case
+    if data_format == "NHWC":  # TensorFlow's layout: x and the output (N, H, W, C)
+        xs = (xs[0], xs[2], xs[3], xs[1])
     x = arrays(data.draw, "any", dtype, xs)
     w = arrays(data.draw, "any", dtype, ws)
-    attrs = {"stride": stride, "padding": padding, "dilation": dilation}
+    attrs = {"stride": stride, "padding": padding, "dilation": dilation,
+             "data_format": data_format}
     check_op(lambda a, b: kg.conv2d(a, b, **attrs), lambda a, b: R.conv2d(a, b, **attrs),
              [x, w], diff=(0, 1), ph=ph)
 
@@ -195,6 +199,13 @@ ERRORS = [
     ("channels", lambda x, w: kg.conv2d(x, w), [(1, 3, 8, 8), (4, 2, 3, 3)],
      ShapeError, r"input \(1, 3, 8, 8\) has 3 channels but the weights \(4, 2, 3, 3\) "
                  "expect 2"),
+    ("NHWC channels", lambda x, w: kg.conv2d(x, w, data_format="NHWC"),
+     [(1, 8, 8, 3), (4, 2, 3, 3)],
+     ShapeError, r"input \(1, 8, 8, 3\) has 3 channels but the weights \(4, 2, 3, 3\)"),
+    ("NHWC rank", lambda x, w: kg.conv2d(x, w, data_format="NHWC"), [(8, 8, 3), (4, 3, 3, 3)],
+     ShapeError, r"input must have rank 4 \(N, H, W, C\)"),
+    ("data_format", lambda x, w: kg.conv2d(x, w, data_format="NWHC"),
+     [(1, 3, 8, 8), (4, 3, 3, 3)], ValueError, "data_format must be 'NCHW' or 'NHWC', got 'NWHC'"),
     ("kernel too big", lambda x, w: kg.conv2d(x, w, padding=1), [(1, 1, 2, 2), (1, 1, 5, 5)],
      ShapeError, r"kernel 5x5 .* larger than the padded input: input \(1, 1, 2, 2\) with "
                  r"padding \(1, 1\)"),
@@ -238,7 +249,7 @@ def test_errors(name, fn, shapes, error, message):
     graph = kg.Graph()
     with graph.as_default():
         phs = [kg.placeholder(kg.float32) for _ in shapes]
-        if any(word in name for word in ("stride", "padding", "missing")):
+        if any(word in name for word in ("stride", "padding", "missing", "data_format")):
             with pytest.raises(error, match=message):
                 fn(*phs)
             return

@@ -67,32 +67,47 @@ def _check_grad(g: ndarray, expected: tuple, what: str):
 
 
 # -- conv2d: im2col + one GEMM over the batch (kernels/conv_gemm.py) ------------------------
-def conv2d(x: ndarray, w: ndarray, stride, padding, dilation) -> ndarray:
+# ``channels_last``: x, g and the output are NHWC (TensorFlow's layout), w is still OIHW.
+def nchw_shape(shape: tuple, channels_last: bool) -> tuple:
+    return (shape[0], shape[3], shape[1], shape[2]) if channels_last else tuple(shape)
+
+
+def nhwc_shape(shape: tuple, channels_last: bool) -> tuple:
+    """An NCHW shape in the layout ``channels_last`` names."""
+    return (shape[0], shape[2], shape[3], shape[1]) if channels_last else tuple(shape)
+
+
+def conv2d(x: ndarray, w: ndarray, stride, padding, dilation, channels_last=False) -> ndarray:
     """Convolution (cross-correlation, as every framework) of NCHW ``x`` by ``w``."""
-    shape = conv2d_shape(x.shape, w.shape, stride, padding, dilation)
+    shape = conv2d_shape(nchw_shape(x.shape, channels_last), w.shape, stride, padding,
+                         dilation)
     if 0 in shape or 0 in w.shape[1:]:
-        return np.zeros(shape, x.dtype)
-    return G.conv2d(x, w, shape, stride, padding, dilation)
+        return np.zeros(nhwc_shape(shape, channels_last), x.dtype)
+    return G.conv2d(x, w, shape, stride, padding, dilation, channels_last)
 
 
-def conv2d_backward_input(g, w, x_shape, stride, padding, dilation) -> ndarray:
+def conv2d_backward_input(g, w, x_shape, stride, padding, dilation,
+                          channels_last=False) -> ndarray:
     """The gradient of :func:`conv2d` with respect to ``x``."""
-    _check_grad(g, conv2d_shape(x_shape, w.shape, stride, padding, dilation),
-                "conv2d_backward_input")
+    shape = conv2d_shape(nchw_shape(x_shape, channels_last), w.shape, stride, padding,
+                         dilation)
+    _check_grad(g, nhwc_shape(shape, channels_last), "conv2d_backward_input")
     if 0 in x_shape or g.size == 0:
         return np.zeros(x_shape, g.dtype)
     return G.conv2d_backward_input(g, np.asarray(w, g.dtype), x_shape, stride, padding,
-                                   dilation)
+                                   dilation, channels_last)
 
 
-def conv2d_backward_filter(x, g, w_shape, stride, padding, dilation) -> ndarray:
+def conv2d_backward_filter(x, g, w_shape, stride, padding, dilation,
+                           channels_last=False) -> ndarray:
     """The gradient of :func:`conv2d` with respect to ``w``."""
-    _check_grad(g, conv2d_shape(x.shape, w_shape, stride, padding, dilation),
-                "conv2d_backward_filter")
+    shape = conv2d_shape(nchw_shape(x.shape, channels_last), w_shape, stride, padding,
+                         dilation)
+    _check_grad(g, nhwc_shape(shape, channels_last), "conv2d_backward_filter")
     if 0 in w_shape or g.size == 0:
         return np.zeros(w_shape, g.dtype)
     return G.conv2d_backward_filter(np.asarray(x, g.dtype), g, w_shape, stride, padding,
-                                    dilation)
+                                    dilation, channels_last)
 
 
 # -- pooling --------------------------------------------------------------------------------

@@ -214,68 +214,91 @@ def _gemm(a: ndarray, b: ndarray, out: ndarray | None = None) -> ndarray:
     return out
 
 
-def im2col(x: ndarray, kernel, stride, padding, dilation, out_hw, keep=False) -> ndarray:
+def im2col(x: ndarray, kernel, stride, padding, dilation, out_hw, keep=False,
+           channels_last=False) -> ndarray:
     """The (C*KH*KW, N*OH*OW) matrix of ``x``'s receptive fields, in scratch memory; with
     ``keep``, in its own array recorded against ``x`` (see :func:`recorded_filter_grad`)
-    when it is at most RECORD_MAX_BYTES."""
-    n, c = x.shape[:2]
+    when it is at most RECORD_MAX_BYTES. An NHWC ``x`` (``channels_last``) is read through
+    an NCHW copy, the size of the input (the matrix is C*KH*KW/C times larger)."""
+    planes = np.ascontiguousarray(x.transpose(0, 3, 1, 2) if channels_last else x)
+    n, c = planes.shape[:2]
     rows, ncols = c * kernel[0] * kernel[1], n * out_hw[0] * out_hw[1]
     keep = keep and rows * ncols * x.dtype.itemsize <= RECORD_MAX_BYTES
     if keep:
-        what = ("im2col", kernel, stride, padding, dilation)
+        what = ("im2col", kernel, stride, padding, dilation, channels_last)
         with _lock:
             records.record(x, what, None)  # the matrix x's last forward kept is free now
             cols = _free_kept(rows * ncols, x.dtype).reshape(rows, ncols)
             records.record(x, what, cols)
     else:
         cols = scratch(rows * ncols, x.dtype).reshape(rows, ncols)
-    _im2col(cols.size, np.ascontiguousarray(x), cols, *kernel, *stride, *padding, *dilation,
-            *out_hw)
+    _im2col(cols.size, planes, cols, *kernel, *stride, *padding, *dilation, *out_hw)
     return cols
 
 
-def _by_channel(a: ndarray) -> ndarray:
-    """(N, O, OH, OW) -> the (O, N*OH*OW) matrix the products read (an output-sized copy)."""
+def _by_channel(a: ndarray, channels_last: bool) -> ndarray:
+    """(N, O, OH, OW) -> the (O, N*OH*OW) matrix the products read (an output-sized copy);
+    NHWC (N, OH, OW, O) -> its transpose, a view BLAS reads as it is."""
+    if channels_last:
+        return np.ascontiguousarray(a).reshape(-1, a.shape[3]).T
     n, o = a.shape[:2]
     return np.ascontiguousarray(a.reshape(n, o, -1).transpose(1, 0, 2)).reshape(o, -1)
 
 
-def conv2d(x, w, shape, stride, padding, dilation) -> ndarray:
-    """``shape``: the output's (N, O, OH, OW), checked by the caller; x, w non-empty."""
+def _out_hw(g: ndarray, channels_last: bool) -> tuple:
+    return g.shape[1:3] if channels_last else g.shape[2:]
+
+
+def conv2d(x, w, shape, stride, padding, dilation, channels_last=False) -> ndarray:
+    """``shape``: the output's (N, O, OH, OW), checked by the caller; x, w non-empty. An NHWC
+    output is the product (N*OH*OW, O) = cols^T w^T itself, no copy."""
     n, o, oh, ow = shape
-    cols = im2col(x, w.shape[2:], stride, padding, dilation, (oh, ow), keep=True)
-    out = _gemm(np.ascontiguousarray(w).reshape(o, -1), cols)  # (O, N*OH*OW)
+    cols = im2col(x, w.shape[2:], stride, padding, dilation, (oh, ow), keep=True,
+                  channels_last=channels_last)
+    wm = np.ascontiguousarray(w).reshape(o, -1)
+    if channels_last:
+        return _gemm(cols.T, wm.T).reshape(n, oh, ow, o)
+    out = _gemm(wm, cols)  # (O, N*OH*OW)
     return np.ascontiguousarray(out.reshape(o, n, oh * ow).transpose(1, 0, 2)).reshape(shape)
 
 
-def conv2d_backward_input(g, w, x_shape, stride, padding, dilation) -> ndarray:
+def conv2d_backward_input(g, w, x_shape, stride, padding, dilation,
+                          channels_last=False) -> ndarray:
     o, c, kh, kw = w.shape
-    oh, ow = g.shape[2:]
+    oh, ow = _out_hw(g, channels_last)
     rows = c * kh * kw
     dcols = scratch(rows * g.shape[0] * oh * ow, g.dtype).reshape(rows, -1)
-    _gemm(np.ascontiguousarray(w).reshape(o, rows).T, _by_channel(g), dcols)
-    dx = np.empty(x_shape, g.dtype)
+    _gemm(np.ascontiguousarray(w).reshape(o, rows).T, _by_channel(g, channels_last), dcols)
+    n, h, wd = (x_shape[0], x_shape[1], x_shape[2]) if channels_last else \
+        (x_shape[0], x_shape[2], x_shape[3])
+    dx = np.empty((n, c, h, wd), g.dtype)
     _col2im(dcols.size, dcols, dx, kh, kw, *stride, *padding, *dilation, oh, ow)
-    return dx
+    return np.ascontiguousarray(dx.transpose(0, 2, 3, 1)) if channels_last else dx
 
 
-def conv2d_backward_filter(x, g, w_shape, stride, padding, dilation) -> ndarray:
-    cols = _recorded_cols(x, g, w_shape, stride, padding, dilation,
+def conv2d_backward_filter(x, g, w_shape, stride, padding, dilation,
+                           channels_last=False) -> ndarray:
+    cols = _recorded_cols(x, g, w_shape, stride, padding, dilation, channels_last,
                           records.recorded_in_this_run)
     if cols is None:
-        cols = im2col(x, w_shape[2:], stride, padding, dilation, g.shape[2:])
-    return _gemm(_by_channel(g), cols.T).reshape(w_shape)
+        cols = im2col(x, w_shape[2:], stride, padding, dilation, _out_hw(g, channels_last),
+                      channels_last=channels_last)
+    return _gemm(_by_channel(g, channels_last), cols.T).reshape(w_shape)
 
 
-def _recorded_cols(x, g, w_shape, stride, padding, dilation, lookup):
-    cols = lookup(x, ("im2col", w_shape[2:], stride, padding, dilation))
-    if cols is None or cols.dtype != g.dtype or cols.shape[1] != g.size // g.shape[1]:
+def _recorded_cols(x, g, w_shape, stride, padding, dilation, channels_last, lookup):
+    cols = lookup(x, ("im2col", w_shape[2:], stride, padding, dilation, channels_last))
+    if cols is None or cols.dtype != g.dtype or cols.shape[1] != g.size // w_shape[0]:
         return None
     return cols
 
 
-def recorded_filter_grad(x, g, w_shape, stride, padding, dilation) -> ndarray | None:
+def recorded_filter_grad(x, g, w_shape, stride, padding, dilation,
+                         channels_last=False) -> ndarray | None:
     """:func:`conv2d_backward_filter` from the im2col matrix the forward recorded for this
     very ``x``, or None where there is none (eager backward: kernels/records.py)."""
-    cols = _recorded_cols(x, g, w_shape, stride, padding, dilation, records.recorded)
-    return None if cols is None else _gemm(_by_channel(g), cols.T).reshape(w_shape)
+    cols = _recorded_cols(x, g, w_shape, stride, padding, dilation, channels_last,
+                          records.recorded)
+    if cols is None:
+        return None
+    return _gemm(_by_channel(g, channels_last), cols.T).reshape(w_shape)

@@ -50,8 +50,11 @@ def _pair(v):
     return (v, v) if isinstance(v, int) else tuple(v)
 
 
-def conv2d(x, w, stride=1, padding=0, dilation=1):
-    """NCHW cross-correlation as a sum over kernel offsets of strided slices of padded x."""
+def conv2d(x, w, stride=1, padding=0, dilation=1, data_format="NCHW"):
+    """NCHW cross-correlation as a sum over kernel offsets of strided slices of padded x;
+    NHWC x and output with ``data_format='NHWC'``."""
+    if data_format == "NHWC":
+        return conv2d(x.transpose(0, 3, 1, 2), w, stride, padding, dilation).transpose(0, 2, 3, 1)
     (sh, sw), (ph, pw), (dh, dw) = _pair(stride), _pair(padding), _pair(dilation)
     xp = np.pad(x, ((0, 0), (0, 0), (ph, ph), (pw, pw)))
     kh, kw = w.shape[2:]

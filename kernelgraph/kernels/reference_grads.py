@@ -171,9 +171,13 @@ def _conv_geometry(x_shape, w_shape, stride, padding, dilation):
     return (sh, sw), (ph, pw), (dh, dw), (kh, kw), (hp, wp), (oh, ow)
 
 
-def conv2d_backward_input(g, w, like, stride=1, padding=0, dilation=1):
+def conv2d_backward_input(g, w, like, stride=1, padding=0, dilation=1, data_format="NCHW"):
     """d conv2d / dx: each output gradient g[n, o, y, x] sent back through every kernel
     offset (i, j) to the input pixel it read, w[o, c, i, j] times; padding cut off."""
+    if data_format == "NHWC":
+        n, h, w_, c = np.shape(like)
+        return conv2d_backward_input(g.transpose(0, 3, 1, 2), w, np.empty((n, c, h, w_)), stride,
+                                     padding, dilation).transpose(0, 2, 3, 1)
     shape = np.shape(like)
     (sh, sw), (ph, pw), (dh, dw), (kh, kw), (hp, wp), (oh, ow) = _conv_geometry(
         shape, np.shape(w), stride, padding, dilation)
@@ -186,9 +190,12 @@ def conv2d_backward_input(g, w, like, stride=1, padding=0, dilation=1):
     return dxp[:, :, ph:ph + shape[2], pw:pw + shape[3]]
 
 
-def conv2d_backward_filter(x, g, like, stride=1, padding=0, dilation=1):
+def conv2d_backward_filter(x, g, like, stride=1, padding=0, dilation=1, data_format="NCHW"):
     """d conv2d / dw: for each kernel offset (i, j), the products of g with the input pixels
     that offset read, summed over the batch and the output positions."""
+    if data_format == "NHWC":
+        return conv2d_backward_filter(x.transpose(0, 3, 1, 2), g.transpose(0, 3, 1, 2), like,
+                                      stride, padding, dilation)
     (sh, sw), (ph, pw), (dh, dw), (kh, kw), _, (oh, ow) = _conv_geometry(
         np.shape(x), np.shape(like), stride, padding, dilation)
     xp = np.pad(x, ((0, 0), (0, 0), (ph, ph), (pw, pw)))

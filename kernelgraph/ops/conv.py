@@ -49,10 +49,18 @@ def _pair(value, what: str, minimum: int, op: str) -> tuple[int, int]:
     return pair
 
 
+def _channels_last(attrs) -> bool:
+    layout = attrs.get("data_format", "NCHW")
+    if layout not in ("NCHW", "NHWC"):
+        raise ValueError(f"conv2d: data_format must be 'NCHW' or 'NHWC', got {shown(layout)}")
+    return layout == "NHWC"
+
+
 def _conv_attrs(attrs):
+    """(stride, padding, dilation, channels_last): the kernels' arguments after the arrays."""
     return (_pair(attrs.get("stride", 1), "stride", 1, "conv2d"),
             _pair(attrs.get("padding", 0), "padding", 0, "conv2d"),
-            _pair(attrs.get("dilation", 1), "dilation", 1, "conv2d"))
+            _pair(attrs.get("dilation", 1), "dilation", 1, "conv2d"), _channels_last(attrs))
 
 
 def _pool_attrs(op, attrs):
@@ -77,9 +85,11 @@ def _rank4(op, shape, what, layout, context):
 
 
 def _conv_shape(sx, sw, attrs):
-    stride, padding, dilation = _conv_attrs(attrs)
+    stride, padding, dilation, channels_last = _conv_attrs(attrs)
     both = f" (input {shape_str(sx)}, weights {shape_str(sw)})"
-    x = _rank4("conv2d", sx, "the input", "(N, C, H, W)", both)
+    x = _rank4("conv2d", sx, "the input", "(N, H, W, C)" if channels_last else "(N, C, H, W)",
+               both)
+    x = K.nchw_shape(x, channels_last)
     w = _rank4("conv2d", sw, "the weights", "(O, C, KH, KW)", both)
     if None not in (x[1], w[1]) and x[1] != w[1]:
         raise ShapeError(f"conv2d: the input {shape_str(sx)} has {x[1]} channels but the "
@@ -99,7 +109,7 @@ def _conv_shape(sx, sw, attrs):
                 f"padded input: input {shape_str(sx)} with padding {padding}, weights "
                 f"{shape_str(sw)}")
         spatial.append(out)
-    return (x[0], w[0], *spatial)
+    return K.nhwc_shape((x[0], w[0], *spatial), channels_last)
 
 
 def _pool_shape(op, sx, attrs):
@@ -214,15 +224,16 @@ def _backward_filter_grad(gg, out, needs, attrs, x, g, like):
             (conv2d(x, gg, **attrs) if needs[1] else None), None)
 
 
-_CONV_ATTRS = ("stride", "padding", "dilation")
+_CONV_ATTRS = ("stride", "padding", "dilation", "data_format")
 conv2d = define(
     "conv2d", _conv2d(_HOST), _conv2d_infer, _conv2d_grad, traits=("fresh",),
     reference=R.conv2d, cuda=_cuda(_conv2d), inputs=2, attr_names=_CONV_ATTRS,
     doc="2-D convolution of x (N, C, H, W) with weights (O, C, KH, KW) -> (N, O, OH, OW); "
         "stride, padding, dilation: int or (h, w) pair, as torch.nn.functional.conv2d "
-        "(without bias). x and the weights have one dtype (PyTorch and TF1 refuse two); "
-        "integers and bools compute in float32.", saves=(0, 1), grad_fn="ConvolutionBackward0",
-        batch="images")
+        "(without bias); data_format='NHWC' takes x and gives the output as (N, H, W, C), "
+        "TensorFlow's layout (the weights stay (O, C, KH, KW)). x and the weights have one "
+        "dtype (PyTorch and TF1 refuse two); integers and bools compute in float32.",
+    saves=(0, 1), grad_fn="ConvolutionBackward0", batch="images")
 conv2d_backward_input = define(
     "conv2d_backward_input", _backward_input(_HOST), _backward_input_infer,
     _backward_input_grad, reference=RG.conv2d_backward_input, cuda=_cuda(_backward_input),

@@ -1,6 +1,6 @@
 """Convolution and pooling in TensorFlow's layout (NHWC data, HWIO filters, 'SAME' or
-'VALID' padding by TF's rules), computed by kernelgraph's NCHW ops: ``tf.nn.conv2d``,
-``tf.nn.max_pool2d``, ``tf.nn.avg_pool2d``."""
+'VALID' padding by TF's rules): ``tf.nn.conv2d`` (kernelgraph's conv2d in either layout),
+``tf.nn.max_pool2d``, ``tf.nn.avg_pool2d`` (its NCHW ops between transposes)."""
 
 from __future__ import annotations
 
@@ -25,12 +25,13 @@ def _spatial(value, what: str, data_format: str) -> tuple[int, int]:
                      f"{errors.shown(value)}")
 
 
-def _same_pads(x, kernel, stride, dilation, what):
-    """TF's 'SAME' padding ((top, bottom), (left, right)) for NCHW x: the output is
-    ceil(size / stride), and an odd total puts the extra row/column at the bottom/right."""
+def _same_pads(x, kernel, stride, dilation, what, first=2):
+    """TF's 'SAME' padding ((top, bottom), (left, right)) for x whose height is axis
+    ``first`` (2: NCHW, 1: NHWC): the output is ceil(size / stride), and an odd total puts
+    the extra row/column at the bottom/right."""
     pads = []
     for a in range(2):
-        size = x.shape[2 + a] if x.shape is not None else None
+        size = x.shape[first + a] if x.shape is not None else None
         if size is None:
             raise ValueError(f"{what}: padding='SAME' needs the spatial size, but the input "
                              f"shape is {x.shape}")
@@ -40,16 +41,19 @@ def _same_pads(x, kernel, stride, dilation, what):
     return pads
 
 
-def _padded(x, padding, kernel, stride, dilation, what, fill=0.0):
-    """(x, symmetric padding) for the NCHW ops: asymmetric 'SAME' padding goes into a pad."""
+def _padded(x, padding, kernel, stride, dilation, what, fill=0.0, channels_last=False):
+    """(x, symmetric padding) for the ops (x NCHW, or NHWC with ``channels_last``):
+    asymmetric 'SAME' padding goes into a pad."""
     if padding == "VALID":
         return x, 0
     if padding != "SAME":
         raise ValueError(f"{what}: padding must be 'SAME' or 'VALID', got {errors.shown(padding)}")
-    (t, b), (l_, r) = _same_pads(x, kernel, stride, dilation, what)
+    (t, b), (l_, r) = _same_pads(x, kernel, stride, dilation, what, 1 if channels_last else 2)
     if t == b and l_ == r and t <= kernel[0] // 2 and l_ <= kernel[1] // 2:
         return x, (t, l_)
-    return ops.pad(x, ((0, 0), (0, 0), (t, b), (l_, r)), value=fill), 0
+    spatial = ((t, b), (l_, r))
+    pads = ((0, 0), *spatial, (0, 0)) if channels_last else ((0, 0), (0, 0), *spatial)
+    return ops.pad(x, pads, value=fill), 0
 
 
 def _nchw(x, data_format):
@@ -65,20 +69,22 @@ def _back(y, data_format):
 def conv2d(input, filters=None, strides=1, padding="VALID", data_format="NHWC",  # noqa: A002
            dilations=1, name=None, filter=None):  # noqa: A002 - TF1's argument names
     """tf.nn.conv2d: NHWC input, HWIO filters, padding 'SAME' or 'VALID' (TF's rules, the
-    odd extra row at the bottom), computed by kernelgraph's NCHW conv2d."""
+    odd extra row at the bottom), computed by kernelgraph's conv2d in the same layout."""
     w = filters if filters is not None else filter
     stride = _spatial(strides, "strides", data_format)
     dilation = _spatial(dilations, "dilations", data_format)
-    x = _nchw(input, data_format)
+    _nchw(input, data_format)  # checks data_format
+    x = input
     w = ops.transpose(w, perm=(3, 2, 0, 1))  # HWIO -> OIHW
     kernel = tuple(w.shape[2:]) if w.shape is not None else None
     if kernel is None or None in kernel:
         if padding == "SAME":
             raise ValueError("conv2d: padding='SAME' needs the filter's spatial size")
         kernel = (1, 1)  # not used by 'VALID'
-    x, pad = _padded(x, padding, kernel, stride, dilation, "conv2d")
-    return _back(ops.conv2d(x, w, stride=stride, padding=pad, dilation=dilation, name=name),
-                 data_format)
+    x, pad = _padded(x, padding, kernel, stride, dilation, "conv2d",
+                     channels_last=data_format == "NHWC")
+    return ops.conv2d(x, w, stride=stride, padding=pad, dilation=dilation,
+                      data_format=data_format, name=name)
 
 
 def max_pool2d(input, ksize, strides, padding, data_format="NHWC", name=None):  # noqa: A002

@@ -30,6 +30,7 @@ from .. import conv as K
 from . import core, launcher
 from .linalg import gemm
 from .nn import BLOCK, group_sum, row_launch
+from .shape import permute
 
 # The CPU's window search: (value, row, column) of a pooling window's last NaN, else its
 # first maximum.
@@ -157,7 +158,7 @@ def _windows(y, xx, kh_, kw_, sh, sw, ph, pw, oh_, ow_):
 
 
 # -- conv2d and its gradients ---------------------------------------------------------------
-def conv2d(x, w, stride, padding, dilation):
+def _conv2d_nchw(x, w, stride, padding, dilation):
     """NCHW cross-correlation of ``x`` with ``w`` (one dtype)."""
     n, o, oh, ow = K.conv2d_shape(_shape(x), _shape(w), stride, padding, dilation)
     c, kh, kw = _shape(w)[1:]
@@ -167,7 +168,7 @@ def conv2d(x, w, stride, padding, dilation):
     return gemm(w.reshape(o, r), cols).reshape(n, o, oh, ow)
 
 
-def conv2d_backward_input(g, w, x_shape, stride, padding, dilation):
+def _conv2d_backward_input_nchw(g, w, x_shape, stride, padding, dilation):
     """The gradient of conv2d with respect to its input, of shape ``x_shape`` (``w`` of
     ``g``'s dtype)."""
     x_shape = tuple(int(s) for s in x_shape)
@@ -183,7 +184,7 @@ def conv2d_backward_input(g, w, x_shape, stride, padding, dilation):
     return dx
 
 
-def conv2d_backward_filter(x, g, w_shape, stride, padding, dilation):
+def _conv2d_backward_filter_nchw(x, g, w_shape, stride, padding, dilation):
     """The gradient of conv2d with respect to its weights, of shape ``w_shape`` (``x`` of
     ``g``'s dtype)."""
     w_shape = tuple(int(s) for s in w_shape)
@@ -199,6 +200,32 @@ def conv2d_backward_filter(x, g, w_shape, stride, padding, dilation):
     cols = core.empty((n * p, r), g.dtype)
     _im2col_into(x, cols, (kh, kw), stride, padding, dilation, (oh, ow), (p * r, 1, r))
     return gemm(g_on.reshape(o, n * p), cols).reshape(w_shape)
+
+
+# An NHWC (TensorFlow-layout) convolution on the device: the NCHW kernels between two
+# permutes, each the size of an input or an output.
+_TO_NCHW, _TO_NHWC = (0, 3, 1, 2), (0, 2, 3, 1)
+
+
+def conv2d(x, w, stride, padding, dilation, channels_last=False):
+    if not channels_last:
+        return _conv2d_nchw(x, w, stride, padding, dilation)
+    return permute(_conv2d_nchw(permute(x, _TO_NCHW), w, stride, padding, dilation), _TO_NHWC)
+
+
+def conv2d_backward_input(g, w, x_shape, stride, padding, dilation, channels_last=False):
+    if not channels_last:
+        return _conv2d_backward_input_nchw(g, w, x_shape, stride, padding, dilation)
+    dx = _conv2d_backward_input_nchw(permute(g, _TO_NCHW), w, K.nchw_shape(x_shape, True),
+                                     stride, padding, dilation)
+    return permute(dx, _TO_NHWC)
+
+
+def conv2d_backward_filter(x, g, w_shape, stride, padding, dilation, channels_last=False):
+    if not channels_last:
+        return _conv2d_backward_filter_nchw(x, g, w_shape, stride, padding, dilation)
+    return _conv2d_backward_filter_nchw(permute(x, _TO_NCHW), permute(g, _TO_NCHW), w_shape,
+                                        stride, padding, dilation)
 
 
 # -- pooling --------------------------------------------------------------------------------

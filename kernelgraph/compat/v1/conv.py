@@ -56,9 +56,13 @@ def _padded(x, padding, kernel, stride, dilation, what, fill=0.0, channels_last=
     return ops.pad(x, pads, value=fill), 0
 
 
-def _nchw(x, data_format):
+def _check_format(data_format):
     if data_format not in ("NHWC", "NCHW"):
         raise ValueError(f"data_format must be 'NHWC' or 'NCHW', got {errors.shown(data_format)}")
+
+
+def _nchw(x, data_format):
+    _check_format(data_format)
     return x if data_format == "NCHW" else ops.transpose(x, perm=(0, 3, 1, 2))
 
 
@@ -73,7 +77,7 @@ def conv2d(input, filters=None, strides=1, padding="VALID", data_format="NHWC", 
     w = filters if filters is not None else filter
     stride = _spatial(strides, "strides", data_format)
     dilation = _spatial(dilations, "dilations", data_format)
-    _nchw(input, data_format)  # checks data_format
+    _check_format(data_format)
     x = input
     w = ops.transpose(w, perm=(3, 2, 0, 1))  # HWIO -> OIHW
     kernel = tuple(w.shape[2:]) if w.shape is not None else None

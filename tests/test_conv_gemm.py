@@ -75,6 +75,7 @@ def test_scratch_is_reused_up_to_its_cap():
 
 POOLS = [  # kernel, stride, padding
     ((2, 2), (2, 2), (0, 0)),
+    ((2, 2), (1, 1), (0, 0)),  # the unrolled 2x2 window, overlapping
     ((3, 3), (1, 1), (1, 1)),  # overlapping windows: picks shared between windows
     ((3, 2), (2, 1), (1, 0)),
 ]

@@ -63,6 +63,20 @@ def _pool_plane_unpadded(xf, outf, idxf, p, h_, w_, oh_, ow_, kh_, kw_, sh, sw, 
     picks make unpredictable (three times slower)."""
     src = xf[p * h_ * w_:(p + 1) * h_ * w_]
     o = p * oh_ * ow_
+    if kh_ == 2 and kw_ == 2 and not nan_aware:  # the common 2x2 window, unrolled
+        w1 = np.int32(w_)
+        for i in range(oh_):
+            for j in range(ow_):
+                top = np.int32(i * sh * w_ + j * sw)
+                m, best = src[top], top
+                for at in (top + 1, top + w1, top + w1 + 1):
+                    v = src[at]
+                    take = v > m
+                    m = v if take else m
+                    best = at if take else best
+                outf[o + i * ow_ + j] = m
+                idxf[o + i * ow_ + j] = best
+        return
     for i in range(oh_):
         for j in range(ow_):
             top = np.int32(i * sh * w_ + j * sw)

@@ -98,18 +98,26 @@ def _grad_sums(g, x, stats, out):
         out[1, c] = _total(dots) * np.float64(stats[2, c])
 
 
+def grad_input_coefficients(stats, weight, sums, c, m):
+    """Channel ``c``'s (scale, k, gmean, mean), ``m`` values a channel: x's gradient is
+    ``(g - gmean - (x - mean) * k) * scale`` in training, ``g * scale`` otherwise. A scalar
+    body, compiled for the CPU loops here and for the CUDA kernel."""
+    invstd = np.float64(stats[2, c])
+    # k = dotp * invstd**2 / M, with sums[1] = dotp * invstd
+    return (invstd * np.float64(weight[c]), np.float64(sums[1, c]) * invstd / m,
+            np.float64(sums[0, c]) / m, np.float64(stats[0, c]))
+
+
+_coefficients = njit(inline="always")(grad_input_coefficients)
+
+
 @by_work(THREADED_MIN_WORK)
 def _grad_input(g, x, stats, weight, sums, training, out):
     n_, c_, l_ = x.shape
     m = n_ * l_
     for c in prange(c_):
-        invstd = np.float64(stats[2, c])
-        scale = invstd * np.float64(weight[c])
+        scale, k, gmean, mean = _coefficients(stats, weight, sums, c, m)
         if training:
-            # dotp * invstd**2 / M, with sums[1] = dotp * invstd
-            k = np.float64(sums[1, c]) * invstd / m
-            gmean = np.float64(sums[0, c]) / m
-            mean = np.float64(stats[0, c])
             for n in range(n_):
                 for i in range(l_):
                     out[n, c, i] = (g[n, c, i] - gmean - (x[n, c, i] - mean) * k) * scale
@@ -169,11 +177,9 @@ def _grad_sums_rows(g, x, stats, out):
 @njit(cache=True)
 def _grad_input_rows(g, x, stats, weight, sums, training, out):
     n_, c_ = x.shape
-    invstd = stats[2].astype(np.float64)
-    scale = invstd * weight.astype(np.float64)
-    k = sums[1].astype(np.float64) * invstd / n_
-    gmean = sums[0].astype(np.float64) / n_
-    mean = stats[0].astype(np.float64)
+    scale, k, gmean, mean = np.empty(c_), np.empty(c_), np.empty(c_), np.empty(c_)
+    for c in range(c_):
+        scale[c], k[c], gmean[c], mean[c] = _coefficients(stats, weight, sums, c, n_)
     for n in range(n_):
         for c in range(c_):
             if training:

@@ -243,7 +243,7 @@ conv2d_backward_input = define(
 conv2d_backward_filter = define(
     "conv2d_backward_filter", _backward_filter(_HOST), _backward_filter_infer,
     _backward_filter_grad, reference=RG.conv2d_backward_filter, cuda=_cuda(_backward_filter),
-    inputs=3, attr_names=_CONV_ATTRS,
+    inputs=3, attr_names=_CONV_ATTRS, traits=("run_records",),
     doc="The gradient of conv2d with respect to its weights: (x, g, like=w) -> w's shape.",
     saves=(0, 1))
 
@@ -320,7 +320,7 @@ max_pool2d_backward = define(
     # Linear in g, so its own gradient is the transposed routing; x only picks the routes.
     lambda gg, out, needs, attrs, g, x: (max_pool2d_select(gg, x, **attrs), None),
     reference=RG.max_pool2d_backward, cuda=_cuda(_max_pool_backward), inputs=2,
-    attr_names=_POOL_ATTRS,
+    attr_names=_POOL_ATTRS, traits=("run_records",),
     doc="The gradient of max_pool2d: g routed to each window's last NaN of x, else its "
         "first maximum.", saves=(1,))
 max_pool2d_select = define(

@@ -79,6 +79,8 @@ TRAITS: dict[str, str] = {
     "shape_only": "reads only the shape and dtype of the inputs op.shape_inputs names",
     "control": "runs sub-graphs; its value is a tuple",
     "transfer": "moves a value between devices",
+    "run_records": "reads what its forward recorded in the same compiled run "
+                   "(kernels/records.py), so a plan holding it scopes each run for that",
 }
 
 

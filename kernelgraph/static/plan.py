@@ -97,6 +97,8 @@ class Plan:
         else:  # a traced run shows every node as written, so it is not optimised
             self.order, self.fetch_nodes = needed(fetch_nodes, feed_nodes), fetch_nodes
         _check_runnable(self.order, feed_nodes)
+        # Each run of this plan is a records scope when an op reads its forward's records.
+        self.reads_run_records = any("run_records" in n.op.traits for n in self.order)
         # A traced run hands every value to listeners, who may keep it: nothing is reused.
         self.memory = None if traced else plan_memory(self.order, self.fetch_nodes,
                                                       self.feed_nodes)

@@ -13,6 +13,7 @@ plan is re-raised naming the node and the user's line that made it.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 import weakref
@@ -106,7 +107,7 @@ class Session:
             args = ()
         plan = family.for_values(args)
         try:
-            with records.run_scope():  # static backward ops may read the forward's records
+            with records.run_scope() if plan.reads_run_records else _NO_SCOPE:
                 values = _run_as(self, plan, args) if spec.per_session else plan.fn(*args)
         except OpError:
             raise
@@ -286,6 +287,7 @@ class _Running(threading.local):
 
 
 _running = _Running()
+_NO_SCOPE = contextlib.nullcontext()  # a run with no op reading its forward's records
 
 
 def _run_as(session, plan, args):

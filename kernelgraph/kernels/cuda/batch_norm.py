@@ -11,7 +11,11 @@ import math
 import numpy as np
 from numba import cuda
 
+from ..batch_norm import grad_input_coefficients
 from . import core, launcher
+from .simulator import device_function
+
+_coefficients = device_function(grad_input_coefficients)
 
 
 @cuda.jit(device=True)
@@ -96,12 +100,8 @@ def _grad_input(g, x, stats, weight, sums, training, out):
     for p in range(cuda.grid(1), n_ * c_ * l_, cuda.gridsize(1)):
         c = (p // l_) % c_
         n, i = p // (l_ * c_), p % l_
-        invstd = np.float64(stats[2, c])
-        scale = invstd * np.float64(weight[c])
+        scale, k, gmean, mean = _coefficients(stats, weight, sums, c, m)
         if training:
-            k = np.float64(sums[1, c]) * invstd / m
-            gmean = np.float64(sums[0, c]) / m
-            mean = np.float64(stats[0, c])
             out[n, c, i] = (g[n, c, i] - gmean - (x[n, c, i] - mean) * k) * scale
         else:
             out[n, c, i] = g[n, c, i] * scale
